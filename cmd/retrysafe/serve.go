@@ -1,0 +1,65 @@
+package main
+
+import (
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		opts    reference.ServeOptions
+		tenants string
+		mutant  string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the reference API (optionally as a mutant)",
+		Long: `Run the reference orders API: POST /v1/orders and POST /v1/refunds with Idempotency-Key,
+GET /v1/orders?ref=X and GET /v1/refunds?ref=X to count records, GET /healthz.
+Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := reference.ParseMutant(mutant)
+			if err != nil {
+				return usageErr("--mutant: %v", err)
+			}
+			opts.Config.Mutant = m
+			for _, t := range strings.Split(tenants, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					opts.Config.Tenants = append(opts.Config.Tenants, t)
+				}
+			}
+			if len(opts.Config.Tenants) == 0 {
+				return usageErr("--tenants: at least one tenant is required")
+			}
+			opts.Out = cmd.OutOrStdout()
+			opts.Log = log.New(os.Stderr, "retrysafe serve: ", log.LstdFlags)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := reference.Serve(ctx, opts); err != nil {
+				return usageErr("serve: %v", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
+	f.StringVar(&opts.Store, "store", "sqlite", "key and record store: memory, sqlite, postgres, redis")
+	f.StringVar(&opts.DSN, "dsn", "", "store location (default: $"+reference.EnvPostgresDSN+" or "+reference.DefaultPostgresDSN+
+		"; $"+reference.EnvRedisURL+" or "+reference.DefaultRedisURL+"; a SQLite file in a temp dir)")
+	f.StringVar(&tenants, "tenants", "alice,bob", "comma-separated tenant names; a tenant's bearer token is its name")
+	f.StringVar(&mutant, "mutant", "", "run a deliberately broken mode (see `retrysafe mutants`)")
+	f.DurationVar(&opts.Config.Retention, "retention", reference.DefaultRetention, "keys older than this are treated as new")
+	f.DurationVar(&opts.Config.LockTimeout, "lock-timeout", reference.DefaultLockTimeout, "an in-progress key older than this may be taken over by a retry")
+	f.StringVar(&opts.Config.Downstream, "downstream", "", "URL of a downstream provider to POST a charge to before writing the record")
+	f.DurationVar(&opts.Config.DownstreamTimeout, "downstream-timeout", reference.DefaultDownstreamTimeout, "timeout of the downstream call")
+	f.DurationVar(&opts.Config.WorkDelay, "work-delay", reference.DefaultWorkDelay,
+		"simulated processing time between claiming a key and writing the record, as a real handler spends calling a provider (0 = none)")
+	return cmd
+}

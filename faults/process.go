@@ -1,0 +1,177 @@
+// Package faults holds retrysafe's nemesis: faults that can be injected into a target and
+// healed, and the processes the harness starts and may kill.
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a process the harness started, in its own process group, so that it and
+// every child it spawned can be signalled together. Only processes started here are ever
+// signalled.
+type Process struct {
+	Name  string
+	cmd   *exec.Cmd
+	done  chan struct{}
+	err   error
+	lines <-chan string
+
+	mu     sync.Mutex
+	output []string // the last lines it printed, for error messages
+}
+
+// Processes tracks every process started by a run, so that all of them are reaped when the
+// run ends, also on failure, deadline or interrupt.
+type Processes struct {
+	mu    sync.Mutex
+	procs []*Process
+}
+
+// listenLine matches the line the reference API prints when it is ready.
+var listenLine = regexp.MustCompile(`listening on (https?://\S+)`)
+
+// maxKeptLines bounds the output a process keeps for error messages.
+const maxKeptLines = 20
+
+// Start starts argv with extra environment entries in its own process group.
+func (ps *Processes) Start(name string, argv, env []string) (*Process, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout // one pipe: ordered output
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	ps.mu.Lock()
+	ps.procs = append(ps.procs, p)
+	ps.mu.Unlock()
+	lines := make(chan string, 64)
+	go p.read(stdout, lines)
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	p.lines = lines
+	return p, nil
+}
+
+// read keeps the last lines of output and forwards them until the pipe closes.
+func (p *Process) read(r io.Reader, lines chan<- string) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		p.mu.Lock()
+		p.output = append(p.output, line)
+		if len(p.output) > maxKeptLines {
+			p.output = p.output[1:]
+		}
+		p.mu.Unlock()
+		select {
+		case lines <- line:
+		default:
+		}
+	}
+	close(lines)
+}
+
+// WaitListening waits until the process prints `listening on URL` and returns the URL.
+func (p *Process) WaitListening(ctx context.Context) (string, error) {
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				<-p.done
+				return "", fmt.Errorf("%s exited before it was ready (%v): %s", p.Name, p.err, p.Output())
+			}
+			if m := listenLine.FindStringSubmatch(line); m != nil {
+				return m[1], nil
+			}
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s did not print its address in time: %s", p.Name, p.Output())
+		}
+	}
+}
+
+// Output returns the last lines the process printed.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.output) == 0 {
+		return "(no output)"
+	}
+	s := ""
+	for _, l := range p.output {
+		s += "\n  " + l
+	}
+	return s
+}
+
+// Pid returns the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Signal sends sig to the process's whole group (no-op once it has exited).
+func (p *Process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+// Kill SIGKILLs the process group and waits until the process is reaped.
+func (p *Process) Kill() {
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Stop asks the process group to terminate (SIGTERM), and SIGKILLs it after grace.
+func (p *Process) Stop(grace time.Duration) {
+	_ = p.Signal(syscall.SIGCONT) // a paused process cannot act on SIGTERM
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		p.Kill()
+	}
+	// Children that outlived their parent are still in the group.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// StopAll stops every process started through ps and waits for each.
+func (ps *Processes) StopAll(grace time.Duration) {
+	ps.mu.Lock()
+	procs := ps.procs
+	ps.procs = nil
+	ps.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Stop(grace)
+		}()
+	}
+	wg.Wait()
+}

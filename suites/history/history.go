@@ -1,0 +1,139 @@
+// Package history records every attempt the harness makes against a target.
+//
+// It is the Jepsen history of retrysafe: each HTTP attempt, with its
+// operation, idempotency key, tenant, instance, request, response or error,
+// timing and outcome, appended in the order attempts finish. Checkers read it;
+// reports render it. Attempts are redacted when they are added, so nothing a
+// report takes from a History can carry a credential.
+package history
+
+import (
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Outcome is the transport-level classification of one attempt, after Jepsen:
+// an attempt either certainly happened (OK), certainly did not (Failed), or
+// may or may not have reached the target (Unknown).
+type Outcome string
+
+const (
+	// OK means a response was received. Whether its status is a success is
+	// for the suites to judge; at this level a 500 is OK.
+	OK Outcome = "ok"
+	// Failed means the request provably never left the harness (for example
+	// the connection was refused, or no connection was ever obtained).
+	Failed Outcome = "failed"
+	// Unknown means the request may have reached the target but no complete
+	// response was read: a timeout, a reset, a lost or cut response. It is
+	// never to be read as "the work did not happen".
+	Unknown Outcome = "unknown"
+)
+
+// Attempt is one request sent once, and what came of it.
+type Attempt struct {
+	// Seq is the attempt's position in its History, from 1; 0 until added.
+	Seq int64
+	// Op names the target operation (from the target file), Key is the
+	// idempotency key sent (empty when none), Tenant and Instance say on
+	// whose behalf and to which declared instance the attempt went.
+	Op, Key, Tenant, Instance string
+
+	// Method and URL are the request line as sent (URL passwords removed).
+	Method, URL string
+	// ReqHeader and ReqBody are the request headers and body as sent.
+	ReqHeader http.Header
+	ReqBody   []byte
+
+	// Status is the response status code, 0 when no response was received.
+	Status int
+	// RespHeader and RespBody are the response headers and the body read,
+	// at most the client's body cap (see Truncated).
+	RespHeader http.Header
+	RespBody   []byte
+	// BodyHash is the SHA-256 of the response body bytes as received (before
+	// redaction, after truncation): equal hashes mean byte-equal bodies.
+	BodyHash [32]byte
+	// Truncated reports that the response body was longer than the cap and
+	// RespBody holds only its beginning.
+	Truncated bool
+
+	// Err is the transport or body-read error, empty when none.
+	Err string
+	// Start is when the attempt began; End when its response body was read
+	// or it failed.
+	Start, End time.Time
+	// Outcome classifies the attempt; see the Outcome constants.
+	Outcome Outcome
+	// Note is free text for evidence, e.g. "re-sent after 429 (1/2)".
+	Note string
+}
+
+// Duration is how long the attempt took, from Start to End.
+func (a Attempt) Duration() time.Duration { return a.End.Sub(a.Start) }
+
+// History is an append-only, concurrency-safe record of attempts.
+// The zero value is not usable; call New.
+type History struct {
+	redact *Redactor
+
+	mu       sync.Mutex
+	attempts []Attempt
+}
+
+// New returns an empty History that redacts every attempt with r before
+// storing it. A nil r redacts only the always-secret headers (see Redactor).
+func New(r *Redactor) *History {
+	if r == nil {
+		r = NewRedactor(nil, nil)
+	}
+	return &History{redact: r}
+}
+
+// Redactor returns the Redactor the History applies, so that other output
+// (logs, repro commands) can be redacted the same way.
+func (h *History) Redactor() *Redactor { return h.redact }
+
+// Add redacts a, assigns it the next sequence number, stores it and returns
+// the stored (redacted) attempt. It is safe for concurrent use.
+func (h *History) Add(a Attempt) Attempt {
+	a = h.redact.Attempt(a)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a.Seq = int64(len(h.attempts)) + 1
+	h.attempts = append(h.attempts, a)
+	return a
+}
+
+// All returns every attempt in the order they were added. The slice is a
+// copy; the headers and bodies it refers to are shared and must be treated
+// as read-only.
+func (h *History) All() []Attempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Attempt, len(h.attempts))
+	copy(out, h.attempts)
+	return out
+}
+
+// ByKey returns the attempts made with idempotency key key, in order.
+// Keys are compared as stored, that is after redaction.
+func (h *History) ByKey(key string) []Attempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Attempt
+	for _, a := range h.attempts {
+		if a.Key == key {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Len returns the number of attempts recorded.
+func (h *History) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.attempts)
+}

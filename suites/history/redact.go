@@ -1,0 +1,227 @@
+package history
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Redacted is what replaces a secret in any output.
+const Redacted = "[REDACTED]"
+
+// alwaysSecret lists the headers whose values are always redacted.
+var alwaysSecret = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"}
+
+// Redactor removes credentials from headers, strings and bodies. It is safe
+// for concurrent use. A nil *Redactor is valid and redacts only the
+// always-secret headers.
+//
+// Two things are redacted:
+//   - the whole value of every header named Authorization, Cookie,
+//     Set-Cookie or Proxy-Authorization, plus the extra names given to
+//     NewRedactor (names compare case-insensitively);
+//   - every occurrence of every secret value, anywhere: header values, URLs,
+//     bodies, error text, notes.
+//
+// Secret values are those given to NewRedactor or Learn, and those Attempt
+// learns from the secret headers it sees (the whole value, the credentials
+// after an Authorization scheme, each cookie value), so that a target echoing
+// a token in a body or an error does not leak it.
+//
+// Every non-empty value given explicitly is replaced, however short: a one- or
+// two-character secret therefore redacts far more than itself, which errs on
+// the safe side and is the caller's to avoid. Learned values shorter than
+// MinLearned bytes are not learned (their header is still redacted whole).
+// Values are replaced longest first, so a secret that contains another is
+// removed whole.
+type Redactor struct {
+	headers map[string]bool // lower-case header names
+
+	mu       sync.RWMutex
+	values   map[string]bool
+	replacer *strings.Replacer // nil when there are no values
+}
+
+// MinLearned is the shortest header-derived value a Redactor learns.
+const MinLearned = 4
+
+// NewRedactor returns a Redactor for the given secret values (tokens,
+// passwords, tenant credentials) and extra secret header names (for example
+// a tenant header or "X-Api-Key"). Empty values and names are ignored.
+func NewRedactor(secretValues, secretHeaders []string) *Redactor {
+	r := &Redactor{headers: make(map[string]bool), values: make(map[string]bool)}
+	for _, name := range append(append([]string(nil), alwaysSecret...), secretHeaders...) {
+		if name = strings.TrimSpace(name); name != "" {
+			r.headers[strings.ToLower(name)] = true
+		}
+	}
+	r.Learn(secretValues...)
+	return r
+}
+
+// Learn adds secret values to redact from now on. Empty values are ignored.
+func (r *Redactor) Learn(values ...string) {
+	if r == nil || !r.hasNew(values) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range values {
+		if v != "" {
+			r.values[v] = true
+		}
+	}
+	vals := make([]string, 0, len(r.values))
+	for v := range r.values {
+		vals = append(vals, v)
+	}
+	// strings.Replacer prefers earlier arguments at the same position.
+	sort.Slice(vals, func(i, j int) bool {
+		if len(vals[i]) != len(vals[j]) {
+			return len(vals[i]) > len(vals[j])
+		}
+		return vals[i] < vals[j]
+	})
+	pairs := make([]string, 0, 2*len(vals))
+	for _, v := range vals {
+		pairs = append(pairs, v, Redacted)
+	}
+	r.replacer = strings.NewReplacer(pairs...)
+}
+
+// hasNew reports whether values holds a non-empty value not yet known.
+func (r *Redactor) hasNew(values []string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, v := range values {
+		if v != "" && !r.values[v] {
+			return true
+		}
+	}
+	return false
+}
+
+// learnHeader learns the secrets carried by the values of secret headers in h.
+func (r *Redactor) learnHeader(h http.Header) {
+	var learned []string
+	keep := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= MinLearned {
+			learned = append(learned, v)
+		}
+	}
+	for name, vals := range h {
+		if !r.IsSecretHeader(name) {
+			continue
+		}
+		lower := strings.ToLower(name)
+		for _, v := range vals {
+			keep(v)
+			switch lower {
+			case "authorization", "proxy-authorization":
+				if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+					keep(cred)
+				}
+			case "cookie", "set-cookie":
+				for _, pair := range strings.Split(v, ";") {
+					if _, val, ok := strings.Cut(pair, "="); ok {
+						keep(strings.Trim(strings.TrimSpace(val), `"`))
+					}
+					if lower == "set-cookie" {
+						break // the rest are attributes
+					}
+				}
+			}
+		}
+	}
+	r.Learn(learned...)
+}
+
+// IsSecretHeader reports whether the header name's values are always
+// redacted whole.
+func (r *Redactor) IsSecretHeader(name string) bool {
+	if r == nil {
+		for _, s := range alwaysSecret {
+			if strings.EqualFold(s, name) {
+				return true
+			}
+		}
+		return false
+	}
+	return r.headers[strings.ToLower(name)]
+}
+
+// String returns s with every secret value replaced by Redacted.
+func (r *Redactor) String(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	r.mu.RLock()
+	rep := r.replacer
+	r.mu.RUnlock()
+	if rep == nil {
+		return s
+	}
+	return rep.Replace(s)
+}
+
+// Bytes returns a copy of b with every secret value replaced by Redacted.
+// A nil b stays nil.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return []byte(r.String(string(b)))
+}
+
+// Header returns a copy of h in which secret headers have every value
+// replaced by Redacted and all other values have secret values replaced.
+// A nil h stays nil.
+func (r *Redactor) Header(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for name, vals := range h {
+		red := make([]string, len(vals))
+		secret := r.IsSecretHeader(name)
+		for i, v := range vals {
+			if secret {
+				red[i] = Redacted
+			} else {
+				red[i] = r.String(v)
+			}
+		}
+		out[name] = red
+	}
+	return out
+}
+
+// URL returns raw with any userinfo password replaced and every secret value
+// replaced by Redacted. A raw that does not parse is redacted as a string.
+func (r *Redactor) URL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			raw = u.Redacted()
+		}
+	}
+	return r.String(raw)
+}
+
+// Attempt learns the secrets in a's secret headers, then returns a copy of a
+// with headers, bodies, URL, error, note and labels redacted. The copy
+// shares no slice or map with a.
+func (r *Redactor) Attempt(a Attempt) Attempt {
+	if r != nil {
+		r.learnHeader(a.ReqHeader)
+		r.learnHeader(a.RespHeader)
+	}
+	a.Op, a.Key = r.String(a.Op), r.String(a.Key)
+	a.Tenant, a.Instance = r.String(a.Tenant), r.String(a.Instance)
+	a.URL = r.URL(a.URL)
+	a.ReqHeader, a.RespHeader = r.Header(a.ReqHeader), r.Header(a.RespHeader)
+	a.ReqBody, a.RespBody = r.Bytes(a.ReqBody), r.Bytes(a.RespBody)
+	a.Err, a.Note = r.String(a.Err), r.String(a.Note)
+	return a
+}

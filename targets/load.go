@@ -1,0 +1,396 @@
+package targets
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+var topFields = []string{"name", "instances", "shared_store", "tls", "toxiproxy", "operations", "tenants",
+	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets"}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Parse decodes a target file's contents. name is used in problems and to resolve relative paths;
+// env looks up ${NAME} references (os.LookupEnv for the process environment; nil = none set).
+// Problems are returned as a *ValidationError listing every one of them.
+func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target, err error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	ps := &problems{file: name}
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, &ValidationError{Problems: []Problem{{File: name, Message: fmt.Sprintf("cannot read this file as YAML: %v", r)}}}
+		}
+	}()
+	f, perr := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if perr != nil {
+		line, msg := 0, perr.Error()
+		var ye yaml.Error
+		if errors.As(perr, &ye) {
+			msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				line = tk.Position.Line
+				if src := lineText(data, line); strings.Contains(src, "{{") || strings.Contains(src, "${") {
+					msg += " (quote values that start with {{ or ${)"
+				} else if strings.Contains(msg, "tab character") {
+					msg += " (indent with spaces, not tabs)"
+				}
+			}
+		}
+		ps.add(line, "", "bad YAML: %s", msg)
+		return nil, ps.err()
+	}
+	var body ast.Node
+	for _, doc := range f.Docs {
+		if doc.Body != nil {
+			if body == nil {
+				body = doc.Body
+			} else {
+				ps.add(lineOf(doc.Body), "", "a target file holds one YAML document; this is another one")
+			}
+		}
+	}
+	if body == nil {
+		ps.add(0, "", "the file is empty; see targets/examples/reference.yaml")
+		return nil, ps.err()
+	}
+	d := &decoder{ps: ps, env: env, anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
+	d.collectAnchors(body)
+	t = d.target(body)
+	t.Path = name
+	if err := ps.err(); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func lineText(data []byte, line int) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	return lines[line-1]
+}
+
+// target decodes the top-level mapping.
+func (d *decoder) target(n ast.Node) *Target {
+	t := &Target{SharedStore: true}
+	top, ok := d.object(n, "", topFields...)
+	if !ok {
+		return t
+	}
+	if s, ok := d.str(top, "name"); ok {
+		t.Name = strings.TrimSpace(s)
+	} else {
+		t.Name = strings.TrimSuffix(filepath.Base(d.ps.file), filepath.Ext(d.ps.file))
+	}
+	t.Instances = d.instances(top)
+	if v, ok := d.boolean(top, "shared_store"); ok {
+		t.SharedStore = v
+	}
+	d.tls(top, t)
+	if s, ok := d.str(top, "toxiproxy"); ok {
+		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			d.ps.add(top.lineOf("toxiproxy"), "toxiproxy", "must be the http:// URL of a Toxiproxy API, got %q", s)
+		} else {
+			t.Toxiproxy = s
+		}
+	}
+	t.Profile = d.profile(top)
+	t.Tenants = d.tenants(top)
+	t.Operations = d.operations(top, t)
+	if v, ok := d.duration(top, "retention"); ok {
+		t.Retention = v
+	}
+	if v, ok := d.duration(top, "lock_timeout"); ok {
+		t.LockTimeout = v
+	}
+	t.Lifecycle = d.lifecycle(top)
+	t.Downstream = d.downstream(top, t.Lifecycle)
+	t.Storage = d.storage(top, t.Lifecycle)
+	t.Cleanup = d.cleanup(top)
+	if s, ok := d.strings(top, "secrets"); ok {
+		t.Secrets = s
+	}
+	if t.Lifecycle != nil && t.Downstream == nil && t.Lifecycle.UsesDownstream() {
+		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Downstream}} but no downstream is declared (add downstream: {enabled: true})")
+	}
+	if t.Lifecycle != nil && t.Storage == nil && t.Lifecycle.UsesStorage() {
+		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Storage}} but no storage is declared (add storage: {address: HOST:PORT})")
+	}
+	return t
+}
+
+// instances decodes the instances list: URLs (a value may hold several, comma-separated) or {url}.
+func (d *decoder) instances(top *object) []Instance {
+	nodes, ok := d.list(top, "instances")
+	if !ok {
+		if _, present := top.fields["instances"]; !present || top.fields["instances"].val == nil {
+			d.ps.add(top.line, "instances", "missing required field (the base URLs of the API, e.g. [http://127.0.0.1:8080])")
+		}
+		return nil
+	}
+	var out []Instance
+	seen := map[string]bool{}
+	before := len(d.ps.list)
+	for i, n := range nodes {
+		path := fmt.Sprintf("instances[%d]", i)
+		var raw string
+		if _, isMap := d.resolve(n).(*ast.MappingNode); isMap {
+			o, ok := d.object(n, path, "url")
+			if !ok {
+				continue
+			}
+			if raw, ok = d.required(o, "url", ""); !ok {
+				continue
+			}
+			path = o.at("url")
+		} else if raw, ok = d.scalar(n, path); !ok {
+			continue
+		}
+		for _, s := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+			u, err := url.Parse(s)
+			switch {
+			case err != nil:
+				d.ps.add(lineOf(n), path, "bad URL %q: %v", s, err)
+			case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+				d.ps.add(lineOf(n), path, "must be an absolute http:// or https:// URL, got %q", s)
+			case u.RawQuery != "" || u.Fragment != "":
+				d.ps.add(lineOf(n), path, "must not have a query or fragment, got %q", s)
+			case u.User != nil:
+				d.ps.add(lineOf(n), path, "must not carry credentials; put them in tenants[].headers")
+			case seen[u.String()]:
+				d.ps.add(lineOf(n), path, "duplicate instance %s", s)
+			default:
+				seen[u.String()] = true
+				out = append(out, Instance{URL: u, Index: len(out)})
+			}
+		}
+	}
+	if len(out) == 0 && len(d.ps.list) == before {
+		d.ps.add(top.lineOf("instances"), "instances", "must list at least one base URL")
+	}
+	return out
+}
+
+// tls decodes the tls options and loads the CA file.
+func (d *decoder) tls(top *object, t *Target) {
+	o, ok := d.object(top.fields["tls"].val, "tls", "ca_file", "insecure_skip_verify")
+	if !ok {
+		return
+	}
+	if v, ok := d.boolean(o, "insecure_skip_verify"); ok {
+		t.TLS.InsecureSkipVerify = v
+	}
+	if s, ok := d.str(o, "ca_file"); ok {
+		p := d.rel(s)
+		pem, err := os.ReadFile(p)
+		if err != nil {
+			d.ps.add(o.lineOf("ca_file"), o.at("ca_file"), "cannot read the CA file: %v", err)
+			return
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			d.ps.add(o.lineOf("ca_file"), o.at("ca_file"), "%s holds no PEM certificate", p)
+			return
+		}
+		t.TLS.CAFile, t.TLS.pool = p, pool
+	}
+}
+
+// rel resolves a relative path against the target file's folder.
+func (d *decoder) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.dir, p)
+}
+
+// tenants decodes the tenant list.
+func (d *decoder) tenants(top *object) []*Tenant {
+	nodes, _ := d.list(top, "tenants")
+	var out []*Tenant
+	seen := map[string]int{}
+	for i, n := range nodes {
+		o, ok := d.object(n, fmt.Sprintf("tenants[%d]", i), "name", "headers", "secrets")
+		if !ok {
+			continue
+		}
+		tn := &Tenant{Headers: map[string]string{}}
+		if name, ok := d.required(o, "name", ""); ok {
+			tn.Name = strings.TrimSpace(name)
+			if first, dup := seen[tn.Name]; dup {
+				d.ps.add(o.lineOf("name"), o.at("name"), "duplicate tenant %q (first on line %d)", tn.Name, first)
+			}
+			seen[tn.Name] = o.lineOf("name")
+		}
+		for _, h := range d.headers(o, "headers") {
+			tn.Headers[h.Name] = h.Value
+			tn.order = append(tn.order, h.Name)
+		}
+		if s, ok := d.strings(o, "secrets"); ok {
+			tn.Secrets = s
+		}
+		out = append(out, tn)
+	}
+	return out
+}
+
+// lifecycle decodes the optional lifecycle block.
+func (d *decoder) lifecycle(top *object) *Lifecycle {
+	if !top.has("lifecycle") {
+		return nil
+	}
+	o, ok := d.object(top.fields["lifecycle"].val, "lifecycle", "command", "env", "dir", "ready", "durable")
+	if !ok {
+		return nil
+	}
+	l := &Lifecycle{Env: map[string]string{}, env: map[string]*tmpl{}}
+	if _, isSeq := o.fields["command"].val.(*ast.SequenceNode); o.has("command") && !isSeq {
+		d.ps.add(o.lineOf("command"), o.at("command"), `must be a list of arguments, e.g. [./server, --addr, "{{.Addr}}"]`)
+	} else if nodes, ok := d.list(o, "command"); ok && len(nodes) > 0 {
+		for i, n := range nodes {
+			path := fmt.Sprintf("%s[%d]", o.at("command"), i)
+			s, ok := d.scalar(n, path)
+			if !ok {
+				continue
+			}
+			l.Command = append(l.Command, s)
+			if t, ok := d.compile(s, posOf(d.resolve(n)), path, lifecycleFields); ok {
+				l.command = append(l.command, t)
+			}
+		}
+	} else {
+		d.ps.add(o.line, o.at("command"), "missing required field (the program and its arguments)")
+	}
+	for _, h := range d.envMap(o, "env") {
+		l.Env[h.Name] = h.Value
+		l.envKeys = append(l.envKeys, h.Name)
+		if t, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("env")+"."+h.Name, lifecycleFields); ok {
+			l.env[h.Name] = t
+		}
+	}
+	if s, ok := d.str(o, "dir"); ok {
+		l.Dir = d.rel(s)
+		if st, err := os.Stat(l.Dir); err != nil || !st.IsDir() {
+			d.ps.add(o.lineOf("dir"), o.at("dir"), "%s is not a folder", l.Dir)
+		}
+	}
+	if o.has("ready") {
+		if ro, ok := d.object(o.fields["ready"].val, o.at("ready"), "path", "timeout"); ok {
+			r := &Ready{Path: "/", Timeout: 30 * time.Second}
+			if s, ok := d.str(ro, "path"); ok {
+				if !strings.HasPrefix(s, "/") {
+					d.ps.add(ro.lineOf("path"), ro.at("path"), "must start with /, got %q", s)
+				}
+				r.Path = s
+			}
+			if v, ok := d.duration(ro, "timeout"); ok {
+				r.Timeout = v
+			}
+			l.Ready = r
+		}
+	}
+	if v, ok := d.boolean(o, "durable"); ok {
+		l.Durable = v
+	}
+	return l
+}
+
+// envMap decodes a mapping of environment variable names to values.
+func (d *decoder) envMap(o *object, name string) []header {
+	if !o.has(name) {
+		return nil
+	}
+	m, ok := o.fields[name].val.(*ast.MappingNode)
+	if !ok {
+		d.ps.add(o.lineOf(name), o.at(name), "must be a mapping of variable names to values, got %s", kindOf(o.fields[name].val))
+		return nil
+	}
+	var out []header
+	for _, mv := range d.mappingEntries(m, o.at(name), 0) {
+		key := mv.Key.GetToken().Value
+		path := o.at(name) + "." + key
+		if !validEnvName(key) {
+			d.ps.add(lineOf(mv.Key), path, "%q is not a valid environment variable name", key)
+			continue
+		}
+		if v, ok := d.scalar(mv.Value, path); ok {
+			out = append(out, header{Name: key, Value: v, line: lineOf(mv.Key)})
+		}
+	}
+	return out
+}
+
+// hostPort checks a host:port value.
+func (d *decoder) hostPort(o *object, name string) (string, bool) {
+	s, ok := d.str(o, name)
+	if !ok {
+		return "", false
+	}
+	if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+		d.ps.add(o.lineOf(name), o.at(name), "must be host:port, got %q", s)
+		return "", false
+	}
+	return s, true
+}
+
+// downstream decodes the optional downstream binding.
+func (d *decoder) downstream(top *object, l *Lifecycle) *Downstream {
+	if !top.has("downstream") {
+		return nil
+	}
+	o, ok := d.object(top.fields["downstream"].val, "downstream", "enabled", "listen", "key_header")
+	if !ok {
+		return nil
+	}
+	ds := &Downstream{KeyHeader: "Idempotency-Key"}
+	ds.Listen, _ = d.hostPort(o, "listen")
+	if s, ok := d.str(o, "key_header"); ok {
+		if !validHeaderName(s) {
+			d.ps.add(o.lineOf("key_header"), o.at("key_header"), "%q is not a valid HTTP header name", s)
+		}
+		ds.KeyHeader = s
+	}
+	if on, ok := d.boolean(o, "enabled"); ok && !on {
+		return nil
+	}
+	if ds.Listen == "" && !l.UsesDownstream() {
+		d.ps.add(o.line, "downstream", "the target cannot learn the sink's address: set downstream.listen, or use {{.Downstream}} in lifecycle.command or lifecycle.env")
+	}
+	return ds
+}
+
+// storage decodes the optional storage address.
+func (d *decoder) storage(top *object, l *Lifecycle) *Storage {
+	if !top.has("storage") {
+		return nil
+	}
+	o, ok := d.object(top.fields["storage"].val, "storage", "address", "listen")
+	if !ok {
+		return nil
+	}
+	st := &Storage{}
+	if _, ok := d.required(o, "address", " (host:port of the target's database or cache)"); ok {
+		st.Address, _ = d.hostPort(o, "address")
+	}
+	st.Listen, _ = d.hostPort(o, "listen")
+	if st.Listen == "" && !l.UsesStorage() {
+		d.ps.add(o.line, "storage", "the target cannot learn the proxied address: set storage.listen, or use {{.Storage}} in lifecycle.command or lifecycle.env")
+	}
+	return st
+}

@@ -1,0 +1,348 @@
+package targets
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/theory/jsonpath"
+)
+
+// BodyFormat is how a request body is encoded.
+type BodyFormat string
+
+const (
+	// BodyJSON is application/json.
+	BodyJSON BodyFormat = "json"
+	// BodyForm is application/x-www-form-urlencoded.
+	BodyForm BodyFormat = "form"
+)
+
+// KeyLocation is where an operation carries its idempotency key.
+type KeyLocation string
+
+const (
+	// KeyInHeader sends the key in a request header (Idempotency-Key by default).
+	KeyInHeader KeyLocation = "header"
+	// KeyInQuery sends the key as a query parameter.
+	KeyInQuery KeyLocation = "query"
+	// KeyInBody sends the key as a top-level body field (AWS ClientToken, Shopify idempotencyKey).
+	KeyInBody KeyLocation = "body"
+)
+
+// KeySpec says where and how an operation's key is sent.
+type KeySpec struct {
+	In   KeyLocation
+	Name string
+	// Form is the form sent by default.
+	Form KeyForm
+}
+
+// Operation is one idempotent operation of the target. Path, Headers, Body and VariantBody are
+// template sources; Build renders them.
+type Operation struct {
+	// Name identifies the operation in reports and labels.
+	Name string
+	// Method is the HTTP method (default POST).
+	Method string
+	// Path is the path template, possibly with a ?query.
+	Path string
+	// Headers are the declared request headers (template values).
+	Headers map[string]string
+	// Body and VariantBody are body templates; VariantBody is "" when not declared.
+	Body, VariantBody string
+	// BodyFormat is json or form.
+	BodyFormat BodyFormat
+	// Key says where and how the idempotency key goes.
+	Key KeySpec
+	// Observer counts the business records of one {{.Ref}}; nil = none declared.
+	Observer *Observer
+
+	req     request
+	variant *tmpl
+	forms   []KeyForm
+}
+
+// HasVariant reports whether the operation declares a variant_body for the mismatch check.
+func (op *Operation) HasVariant() bool { return op.variant != nil }
+
+// KeyForms returns the key forms the target must accept on this operation, the default form first:
+// the profile's key_forms for a header key, the declared form for a query or body key.
+func (op *Operation) KeyForms() []KeyForm { return slices.Clone(op.forms) }
+
+// Observer counts business records: exactly one of HTTP and SQL is set.
+type Observer struct {
+	HTTP *HTTPObserver
+	SQL  *SQLQuery
+}
+
+// HTTPObserver asks the API itself: GET Path?Query with the tenant's headers, then JSONPath.
+type HTTPObserver struct {
+	Method   string
+	Path     string
+	Query    string
+	Headers  map[string]string
+	JSONPath string
+
+	req  request
+	path *jsonpath.Path
+}
+
+// request is the rendered-on-demand part shared by operations, HTTP observers and cleanup.
+type request struct {
+	method  string
+	path    *tmpl
+	query   *tmpl
+	headers []header
+	body    *tmpl
+	format  BodyFormat
+}
+
+var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer"}
+
+// operations decodes the operation list.
+func (d *decoder) operations(top *object, t *Target) []*Operation {
+	nodes, ok := d.list(top, "operations")
+	if !ok {
+		d.ps.add(top.lineOf("operations"), "operations", "missing required field (the idempotent operations to test)")
+		return nil
+	}
+	if len(nodes) == 0 {
+		d.ps.add(top.lineOf("operations"), "operations", "must list at least one operation")
+	}
+	var out []*Operation
+	seen := map[string]int{}
+	for i, n := range nodes {
+		o, ok := d.object(n, fmt.Sprintf("operations[%d]", i), opFields...)
+		if !ok {
+			continue
+		}
+		op := &Operation{}
+		if name, ok := d.required(o, "name", ""); ok {
+			op.Name = strings.TrimSpace(name)
+			if !nameRe.MatchString(op.Name) {
+				d.ps.add(o.lineOf("name"), o.at("name"), "%q: use letters, digits, '-', '_' and '.'", op.Name)
+			} else if first, dup := seen[op.Name]; dup {
+				d.ps.add(o.lineOf("name"), o.at("name"), "duplicate operation %q (first on line %d)", op.Name, first)
+			}
+			seen[op.Name] = o.lineOf("name")
+		}
+		d.request(o, &op.req, "POST", true)
+		op.Method, op.Path, op.BodyFormat = op.req.method, srcOf(op.req.path), op.req.format
+		op.Headers, op.Body = headerMap(op.req.headers), srcOf(op.req.body)
+		if o.has("variant_body") {
+			if tp, ok := d.tmplField(o, "variant_body", requestFields); ok {
+				op.variant, op.VariantBody = tp, tp.src
+				d.checkBody(o, "variant_body", tp, op.req.format)
+				if same, _ := sameContent(op.req.body, tp, op.req.format); same {
+					d.ps.add(o.lineOf("variant_body"), o.at("variant_body"), "renders the same content as body; the mismatch check needs a different payload")
+				}
+			}
+		}
+		op.Key = d.key(o, op, t.Profile)
+		if o.has("observer") {
+			op.Observer = d.observer(o)
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+func srcOf(t *tmpl) string {
+	if t == nil {
+		return ""
+	}
+	return t.src
+}
+
+func headerMap(hs []header) map[string]string {
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		m[h.Name] = h.Value
+	}
+	return m
+}
+
+// request decodes method, path, query, headers, body and body_format where the object has them.
+func (d *decoder) request(o *object, r *request, defMethod string, pathRequired bool) {
+	r.method, r.format = defMethod, BodyJSON
+	if s, ok := d.str(o, "method"); ok {
+		r.method = strings.ToUpper(strings.TrimSpace(s))
+		if !validHeaderName(r.method) {
+			d.ps.add(o.lineOf("method"), o.at("method"), "%q is not an HTTP method", s)
+		}
+	}
+	if pathRequired {
+		if _, ok := d.required(o, "path", " (such as /v1/orders)"); !ok {
+			return
+		}
+	}
+	if tp, ok := d.tmplField(o, "path", requestFields); ok {
+		r.path = tp
+		if p, _ := tp.render(sampleVars); !strings.HasPrefix(p, "/") {
+			d.ps.add(o.lineOf("path"), o.at("path"), "must start with /, got %q", tp.src)
+		} else if _, err := url.Parse(p); err != nil {
+			d.ps.add(o.lineOf("path"), o.at("path"), "bad path: %v", err)
+		}
+	}
+	r.query, _ = d.tmplField(o, "query", requestFields)
+	for _, h := range d.headers(o, "headers") {
+		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, requestFields); ok {
+			h.tmpl = tp
+			r.headers = append(r.headers, h)
+		}
+	}
+	if s, ok := d.str(o, "body_format"); ok {
+		switch BodyFormat(strings.TrimSpace(s)) {
+		case BodyJSON, BodyForm:
+			r.format = BodyFormat(strings.TrimSpace(s))
+		default:
+			d.ps.add(o.lineOf("body_format"), o.at("body_format"), "must be json or form, got %q", s)
+		}
+	}
+	if tp, ok := d.tmplField(o, "body", requestFields); ok {
+		r.body = tp
+		d.checkBody(o, "body", tp, r.format)
+	}
+}
+
+// checkBody renders a body with sample values and checks it is valid for its format.
+func (d *decoder) checkBody(o *object, name string, tp *tmpl, format BodyFormat) {
+	s, err := tp.render(sampleVars)
+	if err != nil || strings.TrimSpace(s) == "" {
+		return
+	}
+	if format == BodyForm {
+		if _, err := url.ParseQuery(strings.TrimSpace(s)); err != nil {
+			d.ps.add(o.lineOf(name), o.at(name), "not a valid form body (name=value&...): %v", err)
+		}
+		return
+	}
+	if !json.Valid([]byte(s)) {
+		var v any
+		err := json.Unmarshal([]byte(s), &v)
+		d.ps.add(o.lineOf(name), o.at(name), "not valid JSON when rendered with sample values: %v", err)
+	}
+}
+
+// sameContent reports whether two bodies render (with sample values) to the same content.
+func sameContent(a, b *tmpl, format BodyFormat) (bool, error) {
+	as, err := a.render(sampleVars)
+	if err != nil {
+		return false, err
+	}
+	bs, err := b.render(sampleVars)
+	if err != nil {
+		return false, err
+	}
+	ca, err1 := canonical([]byte(as), format)
+	cb, err2 := canonical([]byte(bs), format)
+	if err1 != nil || err2 != nil {
+		return as == bs, nil
+	}
+	return ca == cb, nil
+}
+
+// key decodes an operation's key spec.
+func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
+	k := KeySpec{In: KeyInHeader}
+	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name", "form")
+	if !ok {
+		ko = &object{path: o.at("key"), fields: map[string]field{}}
+	}
+	if s, ok := d.str(ko, "in"); ok {
+		switch KeyLocation(strings.TrimSpace(s)) {
+		case KeyInHeader, KeyInQuery, KeyInBody:
+			k.In = KeyLocation(strings.TrimSpace(s))
+		default:
+			d.ps.add(ko.lineOf("in"), ko.at("in"), "must be header, query or body, got %q", s)
+		}
+	}
+	if k.In == KeyInHeader {
+		k.Name = "Idempotency-Key"
+		if s, ok := d.str(ko, "name"); ok {
+			if k.Name = strings.TrimSpace(s); !validHeaderName(k.Name) {
+				d.ps.add(ko.lineOf("name"), ko.at("name"), "%q is not a valid HTTP header name", s)
+			}
+		}
+	} else if s, ok := d.required(ko, "name", fmt.Sprintf(" (the %s field that carries the key)", k.In)); ok {
+		k.Name = strings.TrimSpace(s)
+	}
+	k.Form = KeyBare
+	if k.In == KeyInHeader {
+		k.Form = p.KeyForms[0]
+	}
+	if s, ok := d.str(ko, "form"); ok {
+		f := KeyForm(strings.TrimSpace(s))
+		switch {
+		case f != KeyQuoted && f != KeyBare:
+			d.ps.add(ko.lineOf("form"), ko.at("form"), "must be quoted or bare, got %q", s)
+		case k.In == KeyInHeader && !slices.Contains(p.KeyForms, f):
+			d.ps.add(ko.lineOf("form"), ko.at("form"), "%s is not among profile.key_forms %v", f, p.KeyForms)
+		default:
+			k.Form = f
+		}
+	}
+	op.forms = []KeyForm{k.Form}
+	if k.In == KeyInHeader {
+		for _, f := range p.KeyForms {
+			if f != k.Form {
+				op.forms = append(op.forms, f)
+			}
+		}
+	}
+	if k.In == KeyInBody && k.Name != "" {
+		for _, b := range []struct {
+			name string
+			t    *tmpl
+		}{{"body", op.req.body}, {"variant_body", op.variant}} {
+			if b.t == nil {
+				if b.name == "body" {
+					d.ps.add(ko.lineOf("in"), o.at("body"), "required when key.in is body (the harness adds the key field to it)")
+				}
+				continue
+			}
+			s, _ := b.t.render(sampleVars)
+			if msg := bodyKeyProblem([]byte(s), op.req.format, k.Name); msg != "" {
+				d.ps.add(o.lineOf(b.name), o.at(b.name), "%s", msg)
+			}
+		}
+	}
+	return k
+}
+
+// observer decodes an operation's observer: http or sql.
+func (d *decoder) observer(o *object) *Observer {
+	oo, ok := d.object(o.fields["observer"].val, o.at("observer"), "http", "sql")
+	if !ok {
+		return nil
+	}
+	if oo.has("http") == oo.has("sql") {
+		d.ps.add(oo.line, oo.path, "declare exactly one of http and sql")
+		return nil
+	}
+	if oo.has("sql") {
+		if q := d.sqlQuery(oo, "sql"); q != nil {
+			return &Observer{SQL: q}
+		}
+		return nil
+	}
+	ho, ok := d.object(oo.fields["http"].val, oo.at("http"), "method", "path", "query", "headers", "jsonpath")
+	if !ok {
+		return nil
+	}
+	h := &HTTPObserver{}
+	d.request(ho, &h.req, "GET", true)
+	h.Method, h.Path, h.Query, h.Headers = h.req.method, srcOf(h.req.path), srcOf(h.req.query), headerMap(h.req.headers)
+	if s, ok := d.required(ho, "jsonpath", " (such as $.count)"); ok {
+		p, err := jsonpath.Parse(strings.TrimSpace(s))
+		if err != nil {
+			d.ps.add(ho.lineOf("jsonpath"), ho.at("jsonpath"), "bad JSONPath %q: %v", s, err)
+			return nil
+		}
+		h.JSONPath, h.path = strings.TrimSpace(s), p
+	}
+	return &Observer{HTTP: h}
+}

@@ -1,0 +1,301 @@
+package targets
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/theory/jsonpath"
+)
+
+// KeyForm is how an idempotency key is written on the wire.
+type KeyForm string
+
+const (
+	// KeyQuoted is the RFC 8941 structured-field string form: "abc".
+	KeyQuoted KeyForm = "quoted"
+	// KeyBare is the key verbatim: abc.
+	KeyBare KeyForm = "bare"
+)
+
+// InFlightMode is what the target answers to a retry while the first attempt is still running.
+type InFlightMode string
+
+const (
+	// InFlightStatus: the retry is rejected with Profile.InFlightStatus (409 by default).
+	InFlightStatus InFlightMode = "status"
+	// InFlightWaitReplay: the retry waits for the first attempt and replays its result.
+	InFlightWaitReplay InFlightMode = "wait-replay"
+	// InFlightEither: either of the above is correct.
+	InFlightEither InFlightMode = "either"
+)
+
+// ErrorPolicy is what happens to a retry after the first attempt ended in a 5xx.
+type ErrorPolicy string
+
+const (
+	// ErrorReplay: the 5xx result is stored and replayed without executing again.
+	ErrorReplay ErrorPolicy = "replay"
+	// ErrorRetry: the key is released and the retry executes again.
+	ErrorRetry ErrorPolicy = "retry"
+)
+
+// ExpiredPolicy is what a request with an expired key gets.
+type ExpiredPolicy string
+
+const (
+	// ExpiredNew: the request is processed as new (a second record).
+	ExpiredNew ExpiredPolicy = "new"
+	// ExpiredReject: the request is rejected with Profile.ExpiredStatus.
+	ExpiredReject ExpiredPolicy = "reject"
+)
+
+// MissingKeyProcessed is the Profile.MissingKeyStatus meaning "a request without a key is processed
+// normally, without idempotency" (Stripe).
+const MissingKeyProcessed = 0
+
+// Profile is the behaviour a target promises, from a base (ietf or stripe) plus overrides.
+type Profile struct {
+	// Base is "ietf" or "stripe".
+	Base string
+	// MismatchStatus answers the same key with a different payload.
+	MismatchStatus int
+	// InFlight and InFlightStatus describe the answer to a retry while the first attempt runs.
+	InFlight       InFlightMode
+	InFlightStatus int
+	// MissingKeyStatus answers a request without a key; MissingKeyProcessed (0) = processed normally.
+	MissingKeyStatus int
+	// EmptyKeyStatus answers an empty key.
+	EmptyKeyStatus int
+	// LongKeyStatus answers a key longer than MaxKeyLength.
+	LongKeyStatus int
+	// MaxKeyLength is the longest key accepted, counted after unquoting.
+	MaxKeyLength int
+	// KeyForms are the header key forms the target accepts (at least one).
+	KeyForms []KeyForm
+	// ReplayHeader is the header a replay must carry; Name "" = none required, Value "" = any value.
+	ReplayHeader ReplayHeader
+	// ErrorPolicy says whether 5xx results are replayed or retried.
+	ErrorPolicy ErrorPolicy
+	// Expired and ExpiredStatus say what a request with an expired key gets.
+	Expired       ExpiredPolicy
+	ExpiredStatus int
+	// Ignore lists the volatile parts of a response that replays may change.
+	Ignore Ignore
+}
+
+// ReplayHeader is a header (and optionally its value) that marks a replayed response.
+type ReplayHeader struct {
+	Name, Value string
+}
+
+// Ignore lists what response comparison skips.
+type Ignore struct {
+	// JSONPaths are RFC 9535 paths into the body.
+	JSONPaths []string
+	// Headers are header names (case-insensitive).
+	Headers []string
+
+	paths []*jsonpath.Path
+}
+
+// Paths returns the compiled JSONPaths (validated at load time).
+func (ig Ignore) Paths() []*jsonpath.Path { return ig.paths }
+
+// IgnoresHeader reports whether the named header is ignored when comparing responses.
+func (ig Ignore) IgnoresHeader(name string) bool {
+	return slices.ContainsFunc(ig.Headers, func(h string) bool { return strings.EqualFold(h, name) })
+}
+
+// RequiresKey reports whether a request without a key must be rejected.
+func (p Profile) RequiresKey() bool { return p.MissingKeyStatus != MissingKeyProcessed }
+
+// AcceptsInFlightStatus reports whether an in-flight retry may be answered with status.
+func (p Profile) AcceptsInFlightStatus(status int) bool {
+	return p.InFlight != InFlightWaitReplay && status == p.InFlightStatus
+}
+
+// AcceptsWaitReplay reports whether an in-flight retry may wait and replay the first result.
+func (p Profile) AcceptsWaitReplay() bool { return p.InFlight != InFlightStatus }
+
+// DefaultIgnoredHeaders are response headers that may differ between an answer and its replay.
+var DefaultIgnoredHeaders = []string{
+	"Date", "Age", "Expires", "Last-Modified", "Set-Cookie", "Server-Timing", "X-Runtime", "X-Response-Time",
+	"Request-Id", "X-Request-Id", "X-Correlation-Id", "X-Trace-Id", "X-Amzn-Trace-Id", "X-Amzn-RequestId",
+	"X-Cloud-Trace-Context", "Traceparent", "Tracestate", "Cf-Ray", "Via", "Retry-After", "Connection", "Keep-Alive",
+}
+
+// Profiles returns the named base profile ("ietf" or "stripe").
+func Profiles(base string) (Profile, bool) {
+	p := Profile{
+		Base:             base,
+		MismatchStatus:   422,
+		InFlight:         InFlightStatus,
+		InFlightStatus:   409,
+		MissingKeyStatus: 400,
+		EmptyKeyStatus:   400,
+		LongKeyStatus:    400,
+		MaxKeyLength:     255,
+		KeyForms:         []KeyForm{KeyQuoted, KeyBare},
+		ErrorPolicy:      ErrorReplay,
+		Expired:          ExpiredNew,
+		Ignore:           Ignore{Headers: slices.Clone(DefaultIgnoredHeaders)},
+	}
+	switch base {
+	case "ietf":
+	case "stripe":
+		p.MismatchStatus = 400
+		p.MissingKeyStatus = MissingKeyProcessed
+		p.KeyForms = []KeyForm{KeyBare}
+		p.ReplayHeader = ReplayHeader{Name: "Idempotent-Replayed", Value: "true"}
+	default:
+		return Profile{}, false
+	}
+	return p, true
+}
+
+var profileFields = []string{"base", "mismatch_status", "in_flight", "in_flight_status", "missing_key_status",
+	"empty_key_status", "long_key_status", "max_key_length", "key_forms", "replay_header", "error_policy", "expired",
+	"expired_status", "ignore"}
+
+// profile decodes the profile field: a base name, or a mapping with base and overrides.
+func (d *decoder) profile(top *object) Profile {
+	p, _ := Profiles("ietf")
+	if !top.has("profile") {
+		return p
+	}
+	n := top.fields["profile"].val
+	if _, isMap := n.(*ast.MappingNode); !isMap {
+		base, ok := d.str(top, "profile")
+		if ok {
+			if bp, known := Profiles(strings.TrimSpace(base)); known {
+				return bp
+			}
+			d.ps.add(top.lineOf("profile"), "profile", "unknown profile %q (known: ietf, stripe)", base)
+		}
+		return p
+	}
+	o, _ := d.object(n, "profile", profileFields...)
+	if base, ok := d.str(o, "base"); ok {
+		if bp, known := Profiles(strings.TrimSpace(base)); known {
+			p = bp
+		} else {
+			d.ps.add(o.lineOf("base"), o.at("base"), "unknown profile %q (known: ietf, stripe)", base)
+		}
+	}
+	if v, ok := d.status(o, "mismatch_status"); ok {
+		p.MismatchStatus = v
+	}
+	if v, ok := d.status(o, "in_flight_status"); ok {
+		p.InFlightStatus = v
+	}
+	if s, ok := d.str(o, "in_flight"); ok {
+		switch s = strings.TrimSpace(s); s {
+		case string(InFlightWaitReplay), string(InFlightEither):
+			p.InFlight = InFlightMode(s)
+		default:
+			if code, err := strconv.Atoi(s); err == nil && code >= 100 && code <= 599 {
+				p.InFlight, p.InFlightStatus = InFlightStatus, code
+			} else {
+				d.ps.add(o.lineOf("in_flight"), o.at("in_flight"), "must be a status code (such as 409), wait-replay or either, got %q", s)
+			}
+		}
+	}
+	if s, ok := d.str(o, "missing_key_status"); ok {
+		if strings.TrimSpace(s) == "processed" {
+			p.MissingKeyStatus = MissingKeyProcessed
+		} else if v, ok := d.status(o, "missing_key_status"); ok {
+			p.MissingKeyStatus = v
+		}
+	}
+	if v, ok := d.status(o, "empty_key_status"); ok {
+		p.EmptyKeyStatus = v
+	}
+	if v, ok := d.status(o, "long_key_status"); ok {
+		p.LongKeyStatus = v
+	}
+	if v, ok := d.integer(o, "max_key_length", 1, 1<<20); ok {
+		p.MaxKeyLength = v
+	}
+	if forms, ok := d.strings(o, "key_forms"); ok {
+		p.KeyForms = nil
+		for _, f := range forms {
+			f = strings.TrimSpace(f)
+			if f != string(KeyQuoted) && f != string(KeyBare) {
+				d.ps.add(o.lineOf("key_forms"), o.at("key_forms"), "unknown key form %q (known: quoted, bare)", f)
+			} else if !slices.Contains(p.KeyForms, KeyForm(f)) {
+				p.KeyForms = append(p.KeyForms, KeyForm(f))
+			}
+		}
+		if len(p.KeyForms) == 0 {
+			d.ps.add(o.lineOf("key_forms"), o.at("key_forms"), "must list at least one of quoted, bare")
+			p.KeyForms = []KeyForm{KeyBare}
+		}
+	}
+	if o.has("replay_header") || o.fields["replay_header"].line > 0 {
+		s, _ := d.str(o, "replay_header")
+		name, value, _ := strings.Cut(s, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if name != "" && !validHeaderName(name) {
+			d.ps.add(o.lineOf("replay_header"), o.at("replay_header"), "must be \"Name: value\", \"Name\" or \"\", got %q", s)
+		}
+		p.ReplayHeader = ReplayHeader{Name: name, Value: value}
+	}
+	if s, ok := d.str(o, "error_policy"); ok {
+		switch ErrorPolicy(strings.TrimSpace(s)) {
+		case ErrorReplay, ErrorRetry:
+			p.ErrorPolicy = ErrorPolicy(strings.TrimSpace(s))
+		default:
+			d.ps.add(o.lineOf("error_policy"), o.at("error_policy"), "must be replay or retry, got %q", s)
+		}
+	}
+	if s, ok := d.str(o, "expired"); ok {
+		switch ExpiredPolicy(strings.TrimSpace(s)) {
+		case ExpiredNew, ExpiredReject:
+			p.Expired = ExpiredPolicy(strings.TrimSpace(s))
+		default:
+			d.ps.add(o.lineOf("expired"), o.at("expired"), "must be new or reject, got %q", s)
+		}
+	}
+	if v, ok := d.status(o, "expired_status"); ok {
+		p.ExpiredStatus = v
+	}
+	if p.Expired == ExpiredReject && p.ExpiredStatus == 0 && !o.has("expired_status") {
+		d.ps.add(o.lineOf("expired"), o.at("expired_status"), "required with expired: reject (the status an expired key gets)")
+	}
+	d.ignore(o, &p.Ignore)
+	return p
+}
+
+// ignore decodes profile.ignore, adding to the default lists.
+func (d *decoder) ignore(o *object, ig *Ignore) {
+	if !o.has("ignore") {
+		return
+	}
+	io, ok := d.object(o.fields["ignore"].val, o.at("ignore"), "json_paths", "headers")
+	if !ok {
+		return
+	}
+	if hs, ok := d.strings(io, "headers"); ok {
+		for i, h := range hs {
+			if !validHeaderName(h) {
+				d.ps.add(io.lineOf("headers"), fmt.Sprintf("%s[%d]", io.at("headers"), i), "%q is not a valid HTTP header name", h)
+			} else if !ig.IgnoresHeader(h) {
+				ig.Headers = append(ig.Headers, h)
+			}
+		}
+	}
+	if ps, ok := d.strings(io, "json_paths"); ok {
+		for i, s := range ps {
+			p, err := jsonpath.Parse(s)
+			if err != nil {
+				d.ps.add(io.lineOf("json_paths"), fmt.Sprintf("%s[%d]", io.at("json_paths"), i), "bad JSONPath %q: %v", s, err)
+				continue
+			}
+			ig.JSONPaths = append(ig.JSONPaths, s)
+			ig.paths = append(ig.paths, p)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package reference
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// attempt is one POST being processed.
+type attempt struct {
+	op          operation
+	tenant      string
+	key         string
+	scope       string
+	fingerprint string
+	order       orderRequest
+	path        string
+}
+
+// create answers POST /v1/orders and POST /v1/refunds.
+func (a *API) create(op operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "cannot read body: "+err.Error())
+			return
+		}
+		if at := r.Header.Get(ArrivalHeader); at != "" {
+			w.Header().Set(ArrivalHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
+		}
+		header, hasKey := r.Header["Idempotency-Key"]
+		if a.cfg.Mutant == MutantReplayWithoutAuth && hasKey && a.tenant(r) == "" {
+			if a.replayBeforeAuth(w, r, op, header[0]) {
+				return
+			}
+		}
+		at, status, detail := a.parseAttempt(r, op, body)
+		if status != 0 {
+			writeProblem(w, status, detail)
+			return
+		}
+		if a.cfg.Mutant == MutantRace {
+			a.checkThenInsert(w, r.Context(), at)
+			return
+		}
+		res, err := a.cfg.Store.Claim(r.Context(), ClaimRequest{
+			Scope: at.scope, Fingerprint: at.fingerprint, Now: a.cfg.Now(),
+			Retention: a.retention(), LockTimeout: a.lockTimeout(),
+		})
+		if err != nil {
+			a.cfg.Logger.Printf("claim: %v", err)
+			writeProblem(w, http.StatusServiceUnavailable, "store error")
+			return
+		}
+		switch res.Outcome {
+		case Mismatch:
+			writeProblem(w, http.StatusUnprocessableEntity, "Idempotency-Key was used with a different payload")
+		case InFlight:
+			if a.cfg.Mutant == MutantLoser500 {
+				writeProblem(w, http.StatusInternalServerError, "concurrent request")
+				return
+			}
+			w.Header().Set("Retry-After", "1")
+			writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is in progress")
+		case Completed:
+			a.replay(w, r.Context(), at, res.Response)
+		case Claimed:
+			a.execute(w, r.Context(), at, res.Token)
+		}
+	}
+}
+
+// parseAttempt authenticates and validates a POST. A non-zero status is a client error.
+func (a *API) parseAttempt(r *http.Request, op operation, body []byte) (attempt, int, string) {
+	at := attempt{op: op, path: r.URL.Path}
+	if at.tenant = a.tenant(r); at.tenant == "" {
+		return at, http.StatusUnauthorized, "missing or unknown bearer token"
+	}
+	header, ok := r.Header["Idempotency-Key"]
+	if !ok {
+		return at, http.StatusBadRequest, "Idempotency-Key header is required"
+	}
+	key, err := ParseKey(header[0])
+	if err != nil {
+		return at, http.StatusBadRequest, err.Error()
+	}
+	if a.cfg.Mutant == MutantTruncatedKey && len([]rune(key)) > 64 {
+		key = string([]rune(key)[:64])
+	}
+	at.key = key
+	if at.order, err = parseOrder(body); err != nil {
+		return at, http.StatusBadRequest, err.Error()
+	}
+	if at.fingerprint, err = Fingerprint(r.URL.Query(), body); err != nil {
+		return at, http.StatusBadRequest, "body is not valid JSON"
+	}
+	switch a.cfg.Mutant {
+	case MutantRawFingerprint:
+		at.fingerprint = rawFingerprint(r.URL.RawQuery, body)
+	case MutantNoFingerprint:
+		at.fingerprint = ""
+	}
+	at.scope = a.scope(r.Method, at)
+	return at, 0, ""
+}
+
+// scope is the key's scope: (tenant, method, path, key), or what a mutant makes of it.
+func (a *API) scope(method string, at attempt) string {
+	switch a.cfg.Mutant {
+	case MutantUnscoped:
+		return scopeID("", method, at.path, at.key)
+	case MutantPathBlind:
+		return scopeID(at.tenant, "", "", at.key)
+	case MutantBodyDedupe:
+		return scopeID(at.tenant, method, at.path, "body:"+at.fingerprint)
+	}
+	return scopeID(at.tenant, method, at.path, at.key)
+}
+
+// replay answers with a stored response.
+func (a *API) replay(w http.ResponseWriter, ctx context.Context, at attempt, resp Response) {
+	if a.cfg.Mutant == MutantReplayReexecutes && resp.Status < 300 {
+		rec := a.newRecord(at)
+		if err := a.cfg.Store.AddRecord(ctx, rec); err != nil {
+			a.cfg.Logger.Printf("replay-reexecutes: %v", err)
+		}
+	}
+	writeStored(w, resp, true)
+}
+
+// execute runs a claimed attempt: the downstream call, then the record and the key's
+// completion in one commit.
+func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, token int64) {
+	resp, rec := a.perform(ctx, at)
+	if rec == nil && resp.Status >= 500 && a.cfg.Mutant == MutantNoErrorCache {
+		if err := a.cfg.Store.Release(ctx, at.scope, token); err != nil {
+			a.cfg.Logger.Printf("release: %v", err)
+		}
+		writeStored(w, resp, false)
+		return
+	}
+	if a.cfg.Mutant == MutantLostWrite {
+		rec = nil
+	}
+	ok, err := a.cfg.Store.Complete(ctx, Completion{
+		Scope: at.scope, Token: token, Now: a.cfg.Now(), Record: rec, Response: resp,
+		Split: a.cfg.Mutant == MutantSplitWrite,
+	})
+	switch {
+	case err != nil:
+		a.cfg.Logger.Printf("complete: %v", err)
+		writeProblem(w, http.StatusServiceUnavailable, "store error")
+	case !ok:
+		writeProblem(w, http.StatusConflict, "this attempt was superseded by a retry after the lock timeout")
+	default:
+		writeStored(w, resp, false)
+	}
+}
+
+// checkThenInsert is the race mutant: look the key up, process, then insert, with nothing
+// atomic between the lookup and the insert.
+func (a *API) checkThenInsert(w http.ResponseWriter, ctx context.Context, at attempt) {
+	row, err := a.cfg.Store.Lookup(ctx, at.scope)
+	if err != nil {
+		writeProblem(w, http.StatusServiceUnavailable, "store error")
+		return
+	}
+	req := ClaimRequest{Scope: at.scope, Fingerprint: at.fingerprint, Now: a.cfg.Now(),
+		Retention: a.retention(), LockTimeout: a.lockTimeout()}
+	switch outcome, _ := Decide(row, req); outcome {
+	case Mismatch:
+		writeProblem(w, http.StatusUnprocessableEntity, "Idempotency-Key was used with a different payload")
+		return
+	case Completed:
+		a.replay(w, ctx, at, row.Response)
+		return
+	}
+	resp, rec := a.perform(ctx, at)
+	if _, err := a.cfg.Store.Complete(ctx, Completion{Scope: at.scope, Fingerprint: at.fingerprint,
+		Now: a.cfg.Now(), Record: rec, Response: resp, Force: true}); err != nil {
+		writeProblem(w, http.StatusServiceUnavailable, "store error")
+		return
+	}
+	writeStored(w, resp, false)
+}
+
+// replayBeforeAuth is the replay-without-auth mutant: it looks the key up under every
+// tenant before authenticating and replays what it finds.
+func (a *API) replayBeforeAuth(w http.ResponseWriter, r *http.Request, op operation, header string) bool {
+	key, err := ParseKey(header)
+	if err != nil {
+		return false
+	}
+	for _, tenant := range a.cfg.Tenants {
+		row, err := a.cfg.Store.Lookup(r.Context(), scopeID(tenant, r.Method, r.URL.Path, key))
+		if err == nil && row != nil && row.State == StateDone {
+			writeStored(w, row.Response, true)
+			return true
+		}
+	}
+	return false
+}
+
+// perform does the work of a claimed attempt and returns the response to store and the
+// record to write (nil on failure).
+func (a *API) perform(ctx context.Context, at attempt) (Response, *Record) {
+	if a.cfg.WorkDelay > 0 {
+		select {
+		case <-time.After(a.cfg.WorkDelay):
+		case <-ctx.Done():
+		}
+	}
+	if a.cfg.Downstream != "" {
+		if err := a.callDownstream(ctx, at); err != nil {
+			return Response{Status: http.StatusBadGateway,
+				Body: problemBody(http.StatusBadGateway, "downstream provider failed: "+err.Error())}, nil
+		}
+	}
+	rec := a.newRecord(at)
+	body, _ := json.Marshal(orderBody{rec.ID, at.op.object, rec.Ref, rec.Amount, rec.Currency})
+	return Response{Status: http.StatusCreated, Body: body}, &rec
+}
+
+// newRecord builds a business record with a fresh id.
+func (a *API) newRecord(at attempt) Record {
+	return Record{ID: at.op.prefix + randomHex(12), Tenant: at.tenant, Kind: at.op.kind,
+		Ref: at.order.Ref, Amount: at.order.Amount, Currency: at.order.Currency, Created: a.cfg.Now()}
+}
+
+// callDownstream POSTs the charge to the downstream provider with a key derived from the
+// operation, so every attempt of one operation sends the same downstream key.
+func (a *API) callDownstream(ctx context.Context, at attempt) error {
+	key := downstreamKey(at.tenant, at.op.kind, at.key)
+	if a.cfg.Mutant == MutantFreshDownstreamKey {
+		key = "rs_" + randomHex(20)
+	}
+	payload, _ := json.Marshal(map[string]any{"tenant": at.tenant, "operation": at.op.kind,
+		"ref": at.order.Ref, "amount": at.order.Amount, "currency": at.order.Currency})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.Downstream, bytes.NewReader(payload))
+	if err != nil {
+		return err
+	}
+	req.GetBody = nil // never let the transport re-send the charge behind our back
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyBytes))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,107 @@
+package reference
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mutant names a deliberately broken mode of the reference API. The empty Mutant is the
+// correct API. Every property of the suites exists to catch at least one mutant.
+type Mutant string
+
+// The mutants, in the order `retrysafe mutants` prints them.
+const (
+	MutantNone               Mutant = ""
+	MutantRace               Mutant = "race"
+	MutantLoser500           Mutant = "loser-500"
+	MutantNoFingerprint      Mutant = "no-fingerprint"
+	MutantRawFingerprint     Mutant = "raw-fingerprint"
+	MutantPathBlind          Mutant = "path-blind"
+	MutantUnscoped           Mutant = "unscoped"
+	MutantReplayWithoutAuth  Mutant = "replay-without-auth"
+	MutantReplayReexecutes   Mutant = "replay-reexecutes"
+	MutantLostWrite          Mutant = "lost-write"
+	MutantShortRetention     Mutant = "short-retention"
+	MutantNoExpiry           Mutant = "no-expiry"
+	MutantEarlyTakeover      Mutant = "early-takeover"
+	MutantNoErrorCache       Mutant = "no-error-cache"
+	MutantTruncatedKey       Mutant = "truncated-key"
+	MutantBodyDedupe         Mutant = "body-dedupe"
+	MutantFreshDownstreamKey Mutant = "fresh-downstream-key"
+	MutantStuckLock          Mutant = "stuck-lock"
+	MutantSplitWrite         Mutant = "split-write"
+)
+
+// MutantInfo describes one mutant: its bug, the stores where it applies and the property
+// that must catch it.
+type MutantInfo struct {
+	Name     Mutant
+	Bug      string
+	Stores   []string // stores where a property is required to catch it
+	Reported []string // stores where it runs and is reported but not required to be caught
+	CaughtBy string   // the property that must catch it
+}
+
+// AllStores lists the reference API's stores.
+var AllStores = []string{"memory", "sqlite", "postgres", "redis"}
+
+var durableStores = []string{"sqlite", "postgres", "redis"}
+
+// Mutants is the table of every mutant.
+var Mutants = []MutantInfo{
+	{MutantRace, "lookup and claim are separate steps (check, then process, then insert): concurrent duplicates both execute", AllStores, nil, "race"},
+	{MutantLoser500, "the loser of a concurrent claim gets 500 instead of 409 or the replay", AllStores, nil, "race"},
+	{MutantNoFingerprint, "same key + different body replays the first response", AllStores, nil, "mismatch"},
+	{MutantRawFingerprint, "the fingerprint hashes raw bytes: reordered JSON keys get a false 422", AllStores, nil, "mismatch"},
+	{MutantPathBlind, "the scope ignores method and path: the same key on /v1/refunds replays the orders response", AllStores, nil, "mismatch"},
+	{MutantUnscoped, "keys are global: tenant B receives tenant A's stored response", AllStores, nil, "tenancy"},
+	{MutantReplayWithoutAuth, "the stored response is looked up by key before authentication and replayed to a missing or unknown token", AllStores, nil, "tenancy"},
+	{MutantReplayReexecutes, "the replay path writes the business record again but returns the stored response", AllStores, nil, "replay"},
+	{MutantLostWrite, "answers 201 but never writes the business record", AllStores, nil, "replay"},
+	{MutantShortRetention, "keys expire at a tenth of the declared retention", AllStores, nil, "expiry"},
+	{MutantNoExpiry, "keys never expire although a retention is declared", AllStores, nil, "expiry"},
+	{MutantEarlyTakeover, "an in-progress key is taken over after a tenth of the lock timeout", AllStores, nil, "slow-first-attempt"},
+	{MutantNoErrorCache, "a 5xx result is not stored: the retry calls downstream again", AllStores, nil, "error-replay"},
+	{MutantTruncatedKey, "keys longer than 64 characters are silently cut to 64, so two long keys with a common prefix collide", AllStores, nil, "keys"},
+	{MutantBodyDedupe, "requests are deduplicated by body alone: a new key with an identical body gets the first response", AllStores, nil, "control"},
+	{MutantFreshDownstreamKey, "every attempt sends the downstream call a new key", durableStores, nil, "crash-after-claim"},
+	{MutantStuckLock, "an in-progress key is never taken over: after a crash every retry gets 409", durableStores, nil, "crash-after-claim"},
+	{MutantSplitWrite, "the record and the key's completion commit in two separate transactions", []string{"postgres"}, []string{"sqlite", "redis"}, "crash-under-load"},
+}
+
+// ParseMutant returns the mutant with this name ("" or "none" is the correct API).
+func ParseMutant(name string) (Mutant, error) {
+	if name == "" || name == "none" {
+		return MutantNone, nil
+	}
+	for _, m := range Mutants {
+		if string(m.Name) == name {
+			return m.Name, nil
+		}
+	}
+	names := make([]string, len(Mutants))
+	for i, m := range Mutants {
+		names[i] = string(m.Name)
+	}
+	return "", fmt.Errorf("unknown mutant %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Info returns the table row of a mutant.
+func (m Mutant) Info() (MutantInfo, bool) {
+	for _, info := range Mutants {
+		if info.Name == m {
+			return info, true
+		}
+	}
+	return MutantInfo{}, false
+}
+
+// AppliesTo reports whether a property is required to catch the mutant on this store.
+func (info MutantInfo) AppliesTo(store string) bool {
+	for _, s := range info.Stores {
+		if s == store {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,395 @@
+package reference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultRedisURL is the Redis store's default address.
+const DefaultRedisURL = "redis://127.0.0.1:6379/0"
+
+// DefaultRedisPrefix namespaces every Redis key when OpenRedis gets an empty prefix.
+const DefaultRedisPrefix = "retrysafe:"
+
+// minKeyTTL is the smallest Redis expiry given to a key hash. The TTL only collects
+// garbage; the claim rule works on the caller's clock, so a short retention must not
+// make Redis drop a key the caller still considers live.
+const minKeyTTL = time.Minute
+
+// RedisStore is the Redis Store. Every write is one Lua script, so several processes
+// sharing one Redis behave as instances of one service.
+//
+// Key layout (P is the prefix):
+//   - P+"key:"+scope: hash {fp, state, token, created, locked, status, body}, with a
+//     PEXPIRE of twice the retention (at least a minute; none when retention <= 0);
+//   - P+"rec:"+id: hash {id, tenant, kind, ref, amount, currency, created};
+//   - P+"idx:"+len(tenant)+":"+tenant+len(kind)+":"+kind+ref: list of record ids in
+//     insertion order.
+//
+// Times are kept at microsecond precision like every store (storeTime), as fixed-width
+// decimal strings (seconds+offset, then nanoseconds) that the scripts compare exactly
+// against cut-offs computed from the caller's clock, never Redis TIME. Tokens of new
+// keys come from initialToken, so a key deleted and claimed again never reuses a token.
+type RedisStore struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+var _ Store = (*RedisStore)(nil)
+
+// OpenRedis connects to the Redis at url (DefaultRedisURL when empty) and checks it
+// answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
+// are disabled unless the URL sets max_retries.
+func OpenRedis(ctx context.Context, url string, prefix string) (*RedisStore, error) {
+	if url == "" {
+		url = DefaultRedisURL
+	}
+	if prefix == "" {
+		prefix = DefaultRedisPrefix
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis store: %w", err)
+	}
+	if !strings.Contains(url, "max_retries=") {
+		// go-redis re-sends a command after a lost connection. A script that ran but
+		// whose reply was lost would then run twice (a duplicate record, or a winner told
+		// "in flight" by its own claim), so retries are off unless the URL asks for them.
+		opts.MaxRetries = -1
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis store: ping %s: %w", opts.Addr, err)
+	}
+	return &RedisStore{rdb: rdb, prefix: prefix}, nil
+}
+
+// putRecordLua writes the record given in ARGV[a..a+6] to hash rk and appends its id to
+// the index list ik.
+const putRecordLua = `
+local function put_record(rk, ik, a)
+  redis.call('HSET', rk, 'id', ARGV[a], 'tenant', ARGV[a+1], 'kind', ARGV[a+2],
+    'ref', ARGV[a+3], 'amount', ARGV[a+4], 'currency', ARGV[a+5], 'created', ARGV[a+6])
+  redis.call('RPUSH', ik, ARGV[a])
+end
+`
+
+// timeLua compares two encoded times numerically (seconds, then nanoseconds), not with
+// the locale-dependent string order of Lua. A missing time is after nothing.
+const timeLua = `
+local function after(a, b)
+  if not a or a == '' then return false end
+  local x, y = tonumber(string.sub(a, 1, 13)), tonumber(string.sub(b, 1, 13))
+  if x == y then x, y = tonumber(string.sub(a, 14)), tonumber(string.sub(b, 14)) end
+  return x > y
+end
+`
+
+// claimScript is Decide, server-side. KEYS[1] key hash. ARGV: fingerprint, now,
+// retention cutoff ("" = never expires), lock cutoff ("" = never taken over), TTL ms,
+// token of a new key. Returns {1, token} claimed, {2} in flight, {3, 0, status, body}
+// completed, {4} mismatch (the ClaimOutcome values).
+var claimScript = redis.NewScript(timeLua + `
+local k = KEYS[1]
+local row = redis.call('HMGET', k, 'fp', 'state', 'token', 'created', 'locked')
+local token = ARGV[6]
+if row[3] then
+  token = string.format('%d', tonumber(row[3]) + 1)
+  if ARGV[3] == '' or after(row[4], ARGV[3]) then
+    if row[1] ~= ARGV[1] then return {4} end
+    if row[2] == 'done' then
+      local r = redis.call('HMGET', k, 'status', 'body')
+      return {3, 0, r[1] or '0', r[2] or ''}
+    end
+    if ARGV[4] == '' or after(row[5], ARGV[4]) then return {2} end
+  end
+end
+redis.call('DEL', k)
+redis.call('HSET', k, 'fp', ARGV[1], 'state', 'in_progress', 'token', token,
+  'created', ARGV[2], 'locked', ARGV[2])
+if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', k, ARGV[5]) end
+return {1, token}
+`)
+
+// completeScript finishes a key. KEYS: key hash, then record hash and index list when
+// there is a record. ARGV: mode, token, status, body, fingerprint, now, new-key token,
+// record fields. Mode "full" checks the claim, writes the record and marks the key done;
+// "force" writes the record and upserts the key as done without any check (the token
+// incremented, or the new-key token). Returns 1, or 0 if fenced.
+var completeScript = redis.NewScript(putRecordLua + `
+local k = KEYS[1]
+local mode = ARGV[1]
+local row = redis.call('HMGET', k, 'state', 'token')
+if mode ~= 'force' and (row[1] ~= 'in_progress' or row[2] ~= ARGV[2]) then return 0 end
+if #KEYS == 3 then put_record(KEYS[2], KEYS[3], 8) end
+if mode == 'force' then
+  local token = ARGV[7]
+  if row[2] then token = string.format('%d', tonumber(row[2]) + 1) end
+  redis.call('HSET', k, 'fp', ARGV[5], 'token', token, 'created', ARGV[6], 'locked', ARGV[6])
+end
+redis.call('HSET', k, 'state', 'done', 'status', ARGV[3], 'body', ARGV[4])
+return 1
+`)
+
+// releaseScript deletes KEYS[1] if it is in progress with token ARGV[1].
+var releaseScript = redis.NewScript(`
+local row = redis.call('HMGET', KEYS[1], 'state', 'token')
+if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+`)
+
+// addRecordScript writes a record: KEYS record hash, index list; ARGV record fields.
+var addRecordScript = redis.NewScript(putRecordLua + `
+put_record(KEYS[1], KEYS[2], 1)
+return 1
+`)
+
+// recordsScript returns the fields of every record in index KEYS[1], 7 per record.
+// ARGV[1] is the record hash prefix.
+var recordsScript = redis.NewScript(`
+local out = {}
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local r = redis.call('HMGET', ARGV[1] .. id, 'id', 'tenant', 'kind', 'ref', 'amount', 'currency', 'created')
+  if r[1] then
+    for i = 1, 7 do out[#out + 1] = r[i] or '' end
+  end
+end
+return out
+`)
+
+// pruneScript deletes those KEYS created before ARGV[1] and returns how many.
+var pruneScript = redis.NewScript(timeLua + `
+local n = 0
+for _, k in ipairs(KEYS) do
+  local c = redis.call('HGET', k, 'created')
+  if c and after(ARGV[1], c) then redis.call('DEL', k) n = n + 1 end
+end
+return n
+`)
+
+// Claim atomically applies Decide to the scope's key in one script.
+func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	var retCut, lockCut string
+	var ttl time.Duration
+	if req.Retention > 0 {
+		retCut = encodeTime(req.Now.Add(-req.Retention))
+		ttl = max(2*req.Retention, minKeyTTL)
+	}
+	if req.LockTimeout > 0 {
+		lockCut = encodeTime(req.Now.Add(-req.LockTimeout))
+	}
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.keyKey(req.Scope)}, req.Fingerprint,
+		encodeTime(storeTime(req.Now)), retCut, lockCut, ttl.Milliseconds(), tokenArg(initialToken(req.Now))).Slice()
+	if err != nil {
+		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
+	}
+	out, _ := v[0].(int64)
+	switch o := ClaimOutcome(out); o {
+	case Claimed:
+		ts, _ := v[1].(string)
+		tok, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("redis store: claim: bad token %q", ts)
+		}
+		return ClaimResult{Outcome: o, Token: tok}, nil
+	case Completed:
+		st, _ := v[2].(string)
+		body, _ := v[3].(string)
+		status, err := strconv.Atoi(st)
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("redis store: claim: bad status %q", st)
+		}
+		return ClaimResult{Outcome: o, Response: Response{Status: status, Body: []byte(body)}}, nil
+	case InFlight, Mismatch:
+		return ClaimResult{Outcome: o}, nil
+	}
+	return ClaimResult{}, fmt.Errorf("redis store: claim: unexpected reply %v", v)
+}
+
+// Lookup returns the key row of the scope, or nil when there is none.
+func (s *RedisStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) {
+	m, err := s.rdb.HGetAll(ctx, s.keyKey(scope)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis store: lookup: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	row := &KeyRow{Scope: scope, Fingerprint: m["fp"], State: State(m["state"])}
+	if row.Token, err = strconv.ParseInt(m["token"], 10, 64); err == nil {
+		if row.CreatedAt, err = decodeTime(m["created"]); err == nil {
+			row.LockedAt, err = decodeTime(m["locked"])
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis store: lookup %q: %w", scope, err)
+	}
+	if row.State == StateDone {
+		row.Response.Status, _ = strconv.Atoi(m["status"])
+		row.Response.Body = []byte(m["body"])
+	}
+	return row, nil
+}
+
+// Complete stores the response and the record in one script if the key is still held
+// with the token. Split writes the record unchecked by one script and then completes the
+// key by a second one (as the other stores do); Force writes both without any check.
+func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
+	if c.Split && !c.Force && c.Record != nil {
+		if err := s.AddRecord(ctx, *c.Record); err != nil {
+			return false, err
+		}
+		return s.complete(ctx, "full", c, nil)
+	}
+	mode := "full"
+	if c.Force {
+		mode = "force"
+	}
+	return s.complete(ctx, mode, c, c.Record)
+}
+
+func (s *RedisStore) complete(ctx context.Context, mode string, c Completion, r *Record) (bool, error) {
+	keys := []string{s.keyKey(c.Scope)}
+	args := []any{mode, tokenArg(c.Token), strconv.Itoa(c.Response.Status), c.Response.Body,
+		c.Fingerprint, encodeTime(storeTime(c.Now)), tokenArg(initialToken(c.Now))}
+	if r != nil {
+		keys = append(keys, s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref))
+		args = append(args, recordArgs(r)...)
+	}
+	n, err := completeScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("redis store: complete (%s): %w", mode, err)
+	}
+	return n == 1, nil
+}
+
+// Release deletes the scope's key if it is in progress with this token.
+func (s *RedisStore) Release(ctx context.Context, scope string, token int64) error {
+	err := releaseScript.Run(ctx, s.rdb, []string{s.keyKey(scope)}, tokenArg(token)).Err()
+	if err != nil {
+		return fmt.Errorf("redis store: release: %w", err)
+	}
+	return nil
+}
+
+// AddRecord writes a business record outside any key.
+func (s *RedisStore) AddRecord(ctx context.Context, r Record) error {
+	err := addRecordScript.Run(ctx, s.rdb, []string{s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref)},
+		recordArgs(&r)...).Err()
+	if err != nil {
+		return fmt.Errorf("redis store: add record: %w", err)
+	}
+	return nil
+}
+
+// Records lists the records of a tenant, kind and ref, oldest first (ties in insertion
+// order).
+func (s *RedisStore) Records(ctx context.Context, tenant, kind, ref string) ([]Record, error) {
+	v, err := recordsScript.Run(ctx, s.rdb, []string{s.idxKey(tenant, kind, ref)}, s.prefix+"rec:").StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("redis store: records: %w", err)
+	}
+	recs := make([]Record, 0, len(v)/7)
+	for i := 0; i+7 <= len(v); i += 7 {
+		f := v[i : i+7]
+		amount, err := strconv.ParseInt(f[4], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("redis store: record %q: bad amount %q", f[0], f[4])
+		}
+		created, err := decodeTime(f[6])
+		if err != nil {
+			return nil, fmt.Errorf("redis store: record %q: %w", f[0], err)
+		}
+		recs = append(recs, Record{ID: f[0], Tenant: f[1], Kind: f[2], Ref: f[3],
+			Amount: amount, Currency: f[5], Created: created})
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Created.Before(recs[j].Created) })
+	return recs, nil
+}
+
+// Prune deletes the keys created before createdBefore and returns how many. Redis also
+// expires key hashes by itself (see RedisStore); Prune catches keys without a TTL.
+func (s *RedisStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
+	cut := encodeTime(storeTime(createdBefore))
+	total := 0
+	iter := s.rdb.Scan(ctx, 0, globEscape(s.prefix)+"key:*", 500).Iterator()
+	batch := make([]string, 0, 500)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		n, err := pruneScript.Run(ctx, s.rdb, batch, cut).Int()
+		total += n
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return total, fmt.Errorf("redis store: prune: %w", err)
+			}
+		}
+	}
+	if err := errors.Join(iter.Err(), flush()); err != nil {
+		return total, fmt.Errorf("redis store: prune: %w", err)
+	}
+	return total, nil
+}
+
+// Close closes the Redis client.
+func (s *RedisStore) Close() error { return s.rdb.Close() }
+
+func (s *RedisStore) keyKey(scope string) string { return s.prefix + "key:" + scope }
+func (s *RedisStore) recKey(id string) string    { return s.prefix + "rec:" + id }
+
+// idxKey length-prefixes tenant and kind so that no two triples share an index.
+func (s *RedisStore) idxKey(tenant, kind, ref string) string {
+	return fmt.Sprintf("%sidx:%d:%s%d:%s%s", s.prefix, len(tenant), tenant, len(kind), kind, ref)
+}
+
+func recordArgs(r *Record) []any {
+	return []any{r.ID, r.Tenant, r.Kind, r.Ref, strconv.FormatInt(r.Amount, 10), r.Currency, encodeTime(storeTime(r.Created))}
+}
+
+func tokenArg(token int64) string { return strconv.FormatInt(token, 10) }
+
+// timeOffset keeps the seconds of every representable year positive and 13 digits wide.
+const timeOffset = 1_000_000_000_000
+
+// encodeTime renders t as 22 digits (13 of seconds+timeOffset, 9 of nanoseconds), so
+// string order is time order, exactly.
+func encodeTime(t time.Time) string {
+	return fmt.Sprintf("%013d%09d", t.Unix()+timeOffset, t.Nanosecond())
+}
+
+func decodeTime(s string) (time.Time, error) {
+	if len(s) != 22 {
+		return time.Time{}, fmt.Errorf("bad time %q", s)
+	}
+	sec, err1 := strconv.ParseInt(s[:13], 10, 64)
+	nsec, err2 := strconv.ParseInt(s[13:], 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("bad time %q", s)
+	}
+	return time.Unix(sec-timeOffset, nsec).UTC(), nil
+}
+
+// globEscape escapes the SCAN MATCH metacharacters of s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

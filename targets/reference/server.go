@@ -1,0 +1,118 @@
+package reference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Default store locations; the environment variables override them.
+const (
+	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	EnvPostgresDSN     = "RETRYSAFE_PG_DSN"
+	EnvRedisURL        = "RETRYSAFE_REDIS_URL"
+)
+
+// DefaultDSN returns the DSN a store uses when none is given: the environment override or
+// the built-in default. SQLite's default is a file in a new temporary directory.
+func DefaultDSN(store string) (string, error) {
+	switch store {
+	case "postgres":
+		return envOr(EnvPostgresDSN, DefaultPostgresDSN), nil
+	case "redis":
+		return envOr(EnvRedisURL, DefaultRedisURL), nil
+	case "sqlite":
+		dir, err := os.MkdirTemp("", "retrysafe-sqlite-")
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, "reference.db"), nil
+	}
+	return "", nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// OpenStore opens a store by name: memory, sqlite, postgres or redis. An empty dsn takes
+// DefaultDSN.
+func OpenStore(ctx context.Context, name, dsn string) (Store, error) {
+	if dsn == "" && name != "memory" {
+		var err error
+		if dsn, err = DefaultDSN(name); err != nil {
+			return nil, err
+		}
+	}
+	switch name {
+	case "memory":
+		return NewMemoryStore(), nil
+	case "sqlite":
+		return OpenSQLite(ctx, dsn)
+	case "postgres":
+		return OpenPostgres(ctx, dsn)
+	case "redis":
+		return OpenRedis(ctx, dsn, "")
+	}
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownStore, name, strings.Join(AllStores, ", "))
+}
+
+// ServeOptions configures Serve.
+type ServeOptions struct {
+	Addr   string // host:port; port 0 picks one
+	Store  string
+	DSN    string
+	Config Config    // Store is filled in by Serve
+	Out    io.Writer // receives the "listening on" line
+	Log    *log.Logger
+}
+
+// Serve opens the store, listens, prints `listening on http://HOST:PORT` and serves until
+// ctx ends; then it shuts down cleanly.
+func Serve(ctx context.Context, opts ServeOptions) error {
+	store, err := OpenStore(ctx, opts.Store, opts.DSN)
+	if err != nil {
+		return fmt.Errorf("open %s store: %w", opts.Store, err)
+	}
+	defer store.Close()
+	cfg := opts.Config
+	cfg.Store = store
+	cfg.Logger = opts.Log
+	api, err := NewAPI(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: opts.Log}
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	defer stopPrune()
+	go api.PruneLoop(pruneCtx)
+	fmt.Fprintf(opts.Out, "listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

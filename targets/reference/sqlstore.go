@@ -1,0 +1,376 @@
+package reference
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// SQLStore is the Store on SQLite or PostgreSQL through database/sql. Every method is safe
+// for concurrent use, also by several processes sharing one database.
+type SQLStore struct {
+	db *sql.DB
+	d  *dialect
+	// gate (SQLite only) queues this process's write transactions in Go, so they wait in
+	// order instead of polling SQLite's busy handler; other processes still meet the
+	// busy_timeout.
+	gate chan struct{}
+}
+
+var _ Store = (*SQLStore)(nil)
+
+// sqliteDSN configures a SQLite file for many goroutines and several processes: WAL lets
+// readers run beside the writer, busy_timeout makes a writer wait for the lock instead of
+// failing with SQLITE_BUSY, and _txlock=immediate takes the write lock at BEGIN so a
+// transaction never has to upgrade a read lock (which fails without waiting).
+func sqliteDSN(path string) string {
+	return path + "?_txlock=immediate" +
+		"&_pragma=busy_timeout(10000)" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)"
+}
+
+// OpenSQLite opens (creating if needed) the SQLite database file at path and migrates its
+// schema to the latest version.
+func OpenSQLite(ctx context.Context, path string) (*SQLStore, error) {
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite path %q: must not contain '?'", path)
+	}
+	return openSQL(ctx, "sqlite", sqliteDSN(path), sqliteDialect, latestVersion())
+}
+
+// OpenPostgres connects to PostgreSQL (a pgx URL or keyword/value DSN; a search_path
+// parameter selects the schema) and migrates its schema to the latest version.
+func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
+	return openSQL(ctx, "pgx", dsn, postgresDialect, latestVersion())
+}
+
+// openSQL opens the pool, checks the connection and migrates up to version target.
+func openSQL(ctx context.Context, driver, dsn string, d *dialect, target int) (*SQLStore, error) {
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", d.name, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect %s: %w", d.name, err)
+	}
+	if err := migrate(ctx, db, d, target); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", d.name, err)
+	}
+	s := &SQLStore{db: db, d: d}
+	if d.name == "sqlite" {
+		s.gate = make(chan struct{}, 1)
+	}
+	return s, nil
+}
+
+// Close closes the connection pool.
+func (s *SQLStore) Close() error { return s.db.Close() }
+
+// inTx runs fn in a transaction (BEGIN IMMEDIATE on SQLite) and commits when fn returns
+// commit=true without error; otherwise it rolls back.
+func (s *SQLStore) inTx(ctx context.Context, fn func(tx *sql.Tx) (commit bool, err error)) error {
+	if s.gate != nil {
+		select {
+		case s.gate <- struct{}{}:
+			defer func() { <-s.gate }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	commit, err := fn(tx)
+	if err != nil || !commit {
+		if rbErr := tx.Rollback(); rbErr != nil && err == nil {
+			err = rbErr
+		}
+		return err
+	}
+	return tx.Commit()
+}
+
+// maxClaimAttempts bounds the optimistic claim loop; each lost attempt means another
+// claimer made progress, so reaching it indicates a bug rather than contention.
+const maxClaimAttempts = 100
+
+// Claim implements Store: INSERT ... ON CONFLICT DO NOTHING RETURNING for a new key;
+// otherwise read the row, apply Decide, and on a reset update it only if its token is
+// unchanged (optimistic fencing), trying again when another claimer won.
+func (s *SQLStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	for range maxClaimAttempts {
+		var res ClaimResult
+		var done bool
+		err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+			var err error
+			res, done, err = s.claimOnce(ctx, tx, req)
+			return done, err
+		})
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("claim: %w", err)
+		}
+		if done {
+			return res, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return ClaimResult{}, fmt.Errorf("claim: %w", err)
+		}
+	}
+	return ClaimResult{}, fmt.Errorf("claim %q: no decision after %d attempts", req.Scope, maxClaimAttempts)
+}
+
+// claimOnce makes one claim attempt; done=false means it lost a race and must be retried.
+func (s *SQLStore) claimOnce(ctx context.Context, tx *sql.Tx, req ClaimRequest) (ClaimResult, bool, error) {
+	fresh := freshRow(req, nil)
+	var token int64
+	err := tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO rs_keys
+		(scope, fingerprint, state, token, created_at, locked_at, status, body)
+		VALUES (?, ?, ?, ?, ?, ?, 0, NULL)
+		ON CONFLICT (scope) DO NOTHING RETURNING token`),
+		fresh.Scope, fresh.Fingerprint, string(fresh.State), fresh.Token,
+		fresh.CreatedAt.UnixMicro(), fresh.LockedAt.UnixMicro()).Scan(&token)
+	if err == nil {
+		return ClaimResult{Outcome: Claimed, Token: token}, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return ClaimResult{}, false, err
+	}
+	row, err := s.lookup(ctx, tx, req.Scope)
+	if err != nil || row == nil {
+		return ClaimResult{}, false, err // deleted since the insert: try again
+	}
+	outcome, reset := Decide(row, req)
+	if !reset {
+		res := ClaimResult{Outcome: outcome}
+		if outcome == Completed {
+			res.Response = row.Response
+		}
+		return res, true, nil
+	}
+	next := freshRow(req, row)
+	r, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE rs_keys
+		SET fingerprint = ?, state = ?, token = ?, created_at = ?, locked_at = ?, status = 0, body = NULL
+		WHERE scope = ? AND token = ?`),
+		next.Fingerprint, string(next.State), next.Token, next.CreatedAt.UnixMicro(),
+		next.LockedAt.UnixMicro(), req.Scope, row.Token)
+	if err != nil {
+		return ClaimResult{}, false, err
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return ClaimResult{}, false, err // fenced by a concurrent reset: try again
+	}
+	return ClaimResult{Outcome: Claimed, Token: next.Token}, true, nil
+}
+
+// queryer is what *sql.DB and *sql.Tx share.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Lookup implements Store.
+func (s *SQLStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) {
+	row, err := s.lookup(ctx, s.db, scope)
+	if err != nil {
+		return nil, fmt.Errorf("lookup: %w", err)
+	}
+	return row, nil
+}
+
+func (s *SQLStore) lookup(ctx context.Context, q queryer, scope string) (*KeyRow, error) {
+	var (
+		row               KeyRow
+		state             string
+		created, lockedAt int64
+	)
+	err := q.QueryRowContext(ctx, s.d.rebind(`SELECT scope, fingerprint, state, token,
+		created_at, locked_at, status, body FROM rs_keys WHERE scope = ?`), scope).Scan(
+		&row.Scope, &row.Fingerprint, &state, &row.Token, &created, &lockedAt,
+		&row.Response.Status, &row.Response.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	row.State = State(state)
+	row.CreatedAt = time.UnixMicro(created).UTC()
+	row.LockedAt = time.UnixMicro(lockedAt).UTC()
+	return &row, nil
+}
+
+// Complete implements Store. The key's completion and the record commit in one
+// transaction, except with Split (two transactions, record first) and Force (no check).
+func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
+	var ok bool
+	var err error
+	switch {
+	case c.Force:
+		ok, err = true, s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.forceComplete(ctx, tx, c) })
+	case c.Split:
+		ok, err = s.splitComplete(ctx, c)
+	default:
+		ok, err = s.atomicComplete(ctx, c)
+	}
+	if err != nil {
+		return false, fmt.Errorf("complete: %w", err)
+	}
+	return ok, nil
+}
+
+// atomicComplete finishes the key and writes the record in one transaction; a fenced
+// completion rolls back and writes nothing.
+func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, error) {
+	var ok bool
+	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+		var err error
+		if ok, err = s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
+			return ok, err
+		}
+		return true, s.insertRecord(ctx, tx, *c.Record)
+	})
+	return ok && err == nil, err
+}
+
+// splitComplete is the split-write mutant: the record commits on its own, then the key.
+func (s *SQLStore) splitComplete(ctx context.Context, c Completion) (bool, error) {
+	if c.Record != nil {
+		err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, *c.Record) })
+		if err != nil {
+			return false, err
+		}
+	}
+	var ok bool
+	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+		var err error
+		ok, err = s.finishKey(ctx, tx, c)
+		return ok, err
+	})
+	return ok, err
+}
+
+// finishKey marks the key done if it is still in progress with the completion's token.
+func (s *SQLStore) finishKey(ctx context.Context, tx *sql.Tx, c Completion) (bool, error) {
+	r, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE rs_keys SET state = ?, status = ?, body = ?
+		WHERE scope = ? AND token = ? AND state = ?`),
+		string(StateDone), c.Response.Status, nonNil(c.Response.Body), c.Scope, c.Token,
+		string(StateInProgress))
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
+}
+
+// forceComplete is the race mutant: insert the record and upsert the key as done.
+func (s *SQLStore) forceComplete(ctx context.Context, tx *sql.Tx, c Completion) error {
+	if c.Record != nil {
+		if err := s.insertRecord(ctx, tx, *c.Record); err != nil {
+			return err
+		}
+	}
+	now := c.Now.UnixMicro()
+	_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rs_keys
+		(scope, fingerprint, state, token, created_at, locked_at, status, body)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (scope) DO UPDATE SET fingerprint = excluded.fingerprint,
+			state = excluded.state, token = rs_keys.token + 1, created_at = excluded.created_at,
+			locked_at = excluded.locked_at, status = excluded.status, body = excluded.body`),
+		c.Scope, c.Fingerprint, string(StateDone), initialToken(c.Now), now, now,
+		c.Response.Status, nonNil(c.Response.Body))
+	return err
+}
+
+// Release implements Store.
+func (s *SQLStore) Release(ctx context.Context, scope string, token int64) error {
+	_, err := s.exec(ctx, `DELETE FROM rs_keys WHERE scope = ? AND token = ? AND state = ?`,
+		scope, token, string(StateInProgress))
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return nil
+}
+
+// AddRecord implements Store.
+func (s *SQLStore) AddRecord(ctx context.Context, r Record) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, r) })
+	if err != nil {
+		return fmt.Errorf("add record: %w", err)
+	}
+	return nil
+}
+
+func (s *SQLStore) insertRecord(ctx context.Context, tx *sql.Tx, r Record) error {
+	_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rs_records
+		(id, tenant, kind, ref, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		r.ID, r.Tenant, r.Kind, r.Ref, r.Amount, r.Currency, r.Created.UnixMicro())
+	return err
+}
+
+// Records implements Store.
+func (s *SQLStore) Records(ctx context.Context, tenant, kind, ref string) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, tenant, kind, ref, amount,
+		currency, created_at FROM rs_records WHERE tenant = ? AND kind = ? AND ref = ?
+		ORDER BY `+s.d.recordOrder), tenant, kind, ref)
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var created int64
+		if err := rows.Scan(&r.ID, &r.Tenant, &r.Kind, &r.Ref, &r.Amount, &r.Currency, &created); err != nil {
+			return nil, fmt.Errorf("records: %w", err)
+		}
+		r.Created = time.UnixMicro(created).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	return out, nil
+}
+
+// Prune implements Store.
+func (s *SQLStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
+	n, err := s.exec(ctx, `DELETE FROM rs_keys WHERE created_at < ?`, createdBefore.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("prune: %w", err)
+	}
+	return int(n), nil
+}
+
+// exec runs one write statement in its own transaction and returns the rows affected.
+func (s *SQLStore) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+		r, err := tx.ExecContext(ctx, s.d.rebind(query), args...)
+		if err != nil {
+			return false, err
+		}
+		n, err = r.RowsAffected()
+		return err == nil, err
+	})
+	return n, err
+}
+
+// nonNil stores an empty body as an empty value rather than NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// nowMicros is the wall clock, used only for metadata such as a migration's applied_at.
+func nowMicros() int64 { return time.Now().UnixMicro() }

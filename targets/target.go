@@ -1,0 +1,356 @@
+// Package targets loads target files: YAML descriptions of an idempotent HTTP API under test, its
+// operations, tenants, record observers and the behaviour it promises (the expectation profile).
+// It also builds the requests the suites send and counts business records through the observers.
+//
+// # The target file
+//
+// Keys are snake_case. Unknown fields and unknown placeholders are errors. Every scalar may use
+// ${NAME} or ${NAME:-default} (default also used when NAME is empty); an unset ${NAME} without a
+// default is an error naming NAME; $${ is a literal ${. Values marked (template) are Go
+// text/template strings that know {{.Ref}} (unique per operation and run), {{.Key}} (the
+// idempotency key) and {{.Tenant}} (tenant name), plus the function json ({{json .Ref}} writes a JSON
+// string); lifecycle command and env also know {{.Addr}}, {{.Downstream}} and {{.Storage}}.
+// Quote a YAML value that starts with {{ or ${.
+//
+//	name: reference                  # optional; default: the file name without extension
+//	instances:                       # required: base URLs of the instances of one service
+//	  - http://127.0.0.1:8080        # a URL; "${URLS}" may hold several, comma-separated
+//	  - url: http://127.0.0.1:8081   # or an object
+//	shared_store: true               # default true: the instances share one store
+//	tls: {ca_file: ca.pem, insecure_skip_verify: false}   # ca_file relative to this file
+//	toxiproxy: http://127.0.0.1:8474 # optional external Toxiproxy API (default: embedded)
+//	operations:                      # required, at least one
+//	  - name: orders                 # required, unique; letters, digits, - _ .
+//	    method: POST                 # default POST
+//	    path: /v1/orders             # required (template), may carry ?query
+//	    headers: {X-Version: "2"}    # (template values)
+//	    body_format: json            # json (default) | form (application/x-www-form-urlencoded)
+//	    body: '{"ref": "{{.Ref}}", "amount": 1000}'          # (template)
+//	    variant_body: '{"ref": "{{.Ref}}", "amount": 2000}'  # (template) other content, same ref: the mismatch check
+//	    key:
+//	      in: header                 # header (default) | query | body (a top-level field the harness adds)
+//	      name: Idempotency-Key      # default Idempotency-Key for header; required for query and body
+//	      form: quoted               # quoted (RFC 8941 "k") | bare (k); default: header: first of
+//	                                 # profile.key_forms, query/body: bare
+//	    observer:                    # optional: counts the business records of one {{.Ref}}
+//	      http:                      # either http ...
+//	        method: GET              # default GET
+//	        path: /v1/orders         # required (template)
+//	        query: ref={{.Ref}}      # (template) appended to path
+//	        headers: {}              # (template values) besides the tenant's headers
+//	        jsonpath: $.count        # required, RFC 9535: one number, or one array (its length);
+//	                                 # a non-singular path counts the nodes it selects
+//	      sql:                       # ... or sql (asked once, whatever shared_store says)
+//	        driver: postgres         # postgres | mysql (also MariaDB) | sqlite
+//	        dsn: ${ORDERS_DSN}       # sqlite: a file path (relative to this file) or file: URI
+//	        query: SELECT count(*) FROM orders WHERE ref = '{{.Ref}}'   # (template) one integer
+//	tenants:                         # optional; two or more enable the tenancy checks
+//	  - name: alice                  # required, unique
+//	    headers: {Authorization: Bearer ${ALICE_TOKEN}}   # secret: redacted in all output
+//	    secrets: [...]               # optional extra values to redact
+//	profile: ietf                    # ietf (default) | stripe, or a mapping with overrides:
+//	profile:
+//	  base: ietf                     # ietf | stripe
+//	  mismatch_status: 422           # same key, other payload (ietf 422, stripe 400)
+//	  in_flight: 409                 # retry while in flight: a status code | wait-replay | either
+//	  in_flight_status: 409          # the status that `either` accepts (default 409)
+//	  missing_key_status: 400        # a status | processed (no idempotency; stripe's default)
+//	  empty_key_status: 400
+//	  long_key_status: 400           # a key longer than max_key_length
+//	  max_key_length: 255            # longest key accepted, counted after unquoting
+//	  key_forms: [quoted, bare]      # header key forms accepted (ietf both, stripe [bare])
+//	  replay_header: "Idempotent-Replayed: true"   # "Name: value", "Name" (any value) or "" = none
+//	                                 # (ietf "", stripe "Idempotent-Replayed: true")
+//	  error_policy: replay           # replay (5xx results are stored and replayed) | retry
+//	  expired: new                   # an expired key: new (processed again) | reject
+//	  expired_status: 409            # required with expired: reject
+//	  ignore:                        # volatile parts of a replay, added to the defaults
+//	    json_paths: [$.created]      # RFC 9535 paths
+//	    headers: [X-Served-By]       # defaults: Date, request ids, tracing and timing headers
+//	retention: 24h                   # optional declared key retention (Go duration, also 7d)
+//	lock_timeout: 30s                # optional declared in-progress lock timeout
+//	lifecycle:                       # optional: how the harness starts one instance
+//	  command: [retrysafe, serve, --addr, "{{.Addr}}"]   # required, one process per instance
+//	  env: {DOWNSTREAM: "{{.Downstream}}"}              # (template values) added to the environment
+//	  dir: .                         # working directory, relative to this file
+//	  ready: {path: /healthz, timeout: 30s}   # readiness probe: GET until 2xx
+//	  durable: true                  # the store survives a kill (default false)
+//	downstream:                      # optional: the target calls the harness's sink
+//	  enabled: true                  # default true when the block is present
+//	  listen: 127.0.0.1:9999         # fixed sink address, for a target started elsewhere;
+//	                                 # otherwise lifecycle must use {{.Downstream}}
+//	  key_header: Idempotency-Key    # header that carries the downstream key
+//	storage:                         # optional: the target's database or cache
+//	  address: 127.0.0.1:5432        # required host:port
+//	  listen: 127.0.0.1:15432        # fixed proxy address, else lifecycle must use {{.Storage}}
+//	cleanup:                         # optional, run once per tenant at the end;
+//	  method: DELETE                 # .Ref is then the run's ref prefix. Default method DELETE
+//	  path: /v1/test-data            # (template) plus query, headers, body, body_format
+//	  query: ref_prefix={{.Ref}}
+//	  # or  sql: {driver, dsn, query}
+//	secrets: [${EXTRA_SECRET}]       # optional values to redact in all output
+package targets
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Target is a loaded, validated target file.
+type Target struct {
+	// Path is the file the target was loaded from (the name given to Parse).
+	Path string
+	// Name names the target in reports.
+	Name string
+	// Instances are the base URLs of the instances of one service (at least one).
+	Instances []Instance
+	// SharedStore says the instances share one store (default true): observers are asked once.
+	SharedStore bool
+	// TLS holds the client TLS options.
+	TLS TLS
+	// Toxiproxy is the URL of an external Toxiproxy API; "" = the harness embeds one.
+	Toxiproxy string
+	// Operations are the idempotent operations under test (at least one).
+	Operations []*Operation
+	// Tenants are the callers the requests are sent as; empty = no authentication headers.
+	Tenants []*Tenant
+	// Profile is the behaviour the target promises.
+	Profile Profile
+	// Retention is the declared key retention; 0 = not declared.
+	Retention time.Duration
+	// LockTimeout is the declared in-progress lock timeout; 0 = not declared.
+	LockTimeout time.Duration
+	// Lifecycle says how to start an instance; nil = the target runs on its own.
+	Lifecycle *Lifecycle
+	// Downstream is the binding to the harness's downstream sink; nil = none.
+	Downstream *Downstream
+	// Storage names the target's store address; nil = none.
+	Storage *Storage
+	// Cleanup is run at the end of a run; nil = none.
+	Cleanup *Cleanup
+	// Secrets are extra values to redact from all output.
+	Secrets []string
+
+	mu  sync.Mutex
+	dbs map[string]*sql.DB
+}
+
+// Instance is one base URL of the service.
+type Instance struct {
+	// URL is the base URL (no query, no fragment); operation paths are appended to its path.
+	URL *url.URL
+	// Index is the instance's position in Target.Instances.
+	Index int
+}
+
+// Addr returns the instance's host:port, with the scheme's default port when none is written.
+func (in *Instance) Addr() string {
+	if in.URL.Port() != "" {
+		return in.URL.Host
+	}
+	port := "80"
+	if in.URL.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(in.URL.Hostname(), port)
+}
+
+// Resolve returns the URL of pathQuery (a rendered "/path?query") on this instance.
+func (in *Instance) Resolve(pathQuery string) (*url.URL, error) {
+	if !strings.HasPrefix(pathQuery, "/") {
+		return nil, errors.New("path " + pathQuery + " must start with /")
+	}
+	return url.Parse(strings.TrimSuffix(in.URL.String(), "/") + pathQuery)
+}
+
+// TLS holds the client TLS options of a target.
+type TLS struct {
+	// CAFile is the PEM file of extra trusted CAs, resolved against the target file's folder.
+	CAFile string
+	// InsecureSkipVerify turns off certificate verification.
+	InsecureSkipVerify bool
+
+	pool *x509.CertPool
+}
+
+// TLSConfig returns the client TLS configuration the target asks for.
+func (t *Target) TLSConfig() *tls.Config {
+	c := &tls.Config{InsecureSkipVerify: t.TLS.InsecureSkipVerify} //nolint:gosec // declared by the target file
+	if t.TLS.pool != nil {
+		c.RootCAs = t.TLS.pool
+	}
+	return c
+}
+
+// Tenant is one caller identity.
+type Tenant struct {
+	// Name names the tenant ({{.Tenant}}).
+	Name string
+	// Headers are sent with every request of this tenant (credentials); their values are secret.
+	Headers map[string]string
+	// Secrets are extra values of this tenant to redact.
+	Secrets []string
+
+	order []string // header names in file order
+}
+
+// Lifecycle says how the harness starts one instance of the target.
+type Lifecycle struct {
+	// Command is the argument list (templates, with LifecycleVars); Command[0] is the program.
+	Command []string
+	// Env holds extra environment variables (template values).
+	Env map[string]string
+	// Dir is the working directory ("" = the harness's), resolved against the target file's folder.
+	Dir string
+	// Ready is the readiness probe; nil = ready once the port accepts connections.
+	Ready *Ready
+	// Durable says the store survives a SIGKILL and restart (needed by the crash properties).
+	Durable bool
+
+	command []*tmpl
+	env     map[string]*tmpl
+	envKeys []string
+}
+
+// Ready is a readiness probe: GET Path on the instance until it answers 2xx, for at most Timeout.
+type Ready struct {
+	Path    string
+	Timeout time.Duration
+}
+
+// Render returns the argument list and the extra environment ("NAME=value") for one instance.
+func (l *Lifecycle) Render(v LifecycleVars) (argv, env []string, err error) {
+	for i, t := range l.command {
+		s, err := t.render(v)
+		if err != nil {
+			return nil, nil, errors.New("lifecycle.command[" + strconv.Itoa(i) + "]: " + err.Error())
+		}
+		argv = append(argv, s)
+	}
+	for _, k := range l.envKeys {
+		s, err := l.env[k].render(v)
+		if err != nil {
+			return nil, nil, errors.New("lifecycle.env." + k + ": " + err.Error())
+		}
+		env = append(env, k+"="+s)
+	}
+	return argv, env, nil
+}
+
+// UsesDownstream reports whether the command or env refers to {{.Downstream}}.
+func (l *Lifecycle) UsesDownstream() bool { return l.uses("Downstream") }
+
+// UsesStorage reports whether the command or env refers to {{.Storage}}.
+func (l *Lifecycle) UsesStorage() bool { return l.uses("Storage") }
+
+func (l *Lifecycle) uses(name string) bool {
+	if l == nil {
+		return false
+	}
+	ph := "." + name
+	for _, s := range l.Command {
+		if strings.Contains(s, ph) {
+			return true
+		}
+	}
+	for _, s := range l.Env {
+		if strings.Contains(s, ph) {
+			return true
+		}
+	}
+	return false
+}
+
+// Downstream binds the target to the harness's downstream sink.
+type Downstream struct {
+	// Listen is a fixed address for the sink; "" = any port, passed as {{.Downstream}}.
+	Listen string
+	// KeyHeader is the header carrying the downstream idempotency key (default Idempotency-Key).
+	KeyHeader string
+}
+
+// Storage names the target's database or cache, so that the harness can put a fault proxy on it.
+type Storage struct {
+	// Address is the real host:port of the store.
+	Address string
+	// Listen is a fixed proxy address; "" = any port, passed as {{.Storage}}.
+	Listen string
+}
+
+// Close releases the database connections the SQL observers opened.
+func (t *Target) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	for _, db := range t.dbs {
+		errs = append(errs, db.Close())
+	}
+	t.dbs = nil
+	return errors.Join(errs...)
+}
+
+// sensitiveHeaders are header names whose static values are secret wherever they appear.
+var sensitiveHeaders = []string{"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"}
+
+// SecretValues returns every value the target file marks or implies secret: tenant header values
+// (and the credential after an auth scheme such as "Bearer "), static values of sensitive headers,
+// tenant and top-level secrets, and database passwords in DSNs. Longest first, without duplicates.
+func (t *Target) SecretValues() []string {
+	var out []string
+	addCred := func(v string) {
+		out = append(out, v)
+		if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && len(cred) >= 8 && !strings.Contains(scheme, "=") {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	for _, tn := range t.Tenants {
+		for _, v := range tn.Headers {
+			addCred(v)
+		}
+		out = append(out, tn.Secrets...)
+	}
+	sensitive := func(h map[string]string) {
+		for k, v := range h {
+			if slices.Contains(sensitiveHeaders, strings.ToLower(k)) && !strings.Contains(v, "{{") {
+				addCred(v)
+			}
+		}
+	}
+	var dsns []*SQLQuery
+	for _, op := range t.Operations {
+		sensitive(op.Headers)
+		if op.Observer != nil && op.Observer.HTTP != nil {
+			sensitive(op.Observer.HTTP.Headers)
+		}
+		if op.Observer != nil && op.Observer.SQL != nil {
+			dsns = append(dsns, op.Observer.SQL)
+		}
+	}
+	if t.Cleanup != nil {
+		sensitive(t.Cleanup.Headers)
+		if t.Cleanup.SQL != nil {
+			dsns = append(dsns, t.Cleanup.SQL)
+		}
+	}
+	for _, q := range dsns {
+		out = append(out, dsnPassword(q.Driver, q.DSN))
+	}
+	out = append(out, t.Secrets...)
+	var clean []string
+	for _, s := range out {
+		if strings.TrimSpace(s) != "" && !slices.Contains(clean, s) {
+			clean = append(clean, s)
+		}
+	}
+	slices.SortStableFunc(clean, func(a, b string) int { return len(b) - len(a) })
+	return clean
+}

@@ -1,0 +1,234 @@
+package targets
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"text/template/parse"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Vars are the values a request template sees: {{.Ref}}, {{.Key}} and {{.Tenant}}.
+type Vars struct {
+	// Ref is unique per operation and per run (records persist between runs); it carries the run's id.
+	Ref string
+	// Key is the idempotency key of the attempt.
+	Key string
+	// Tenant is the name of the tenant the request is sent as ("" when none).
+	Tenant string
+}
+
+// LifecycleVars are the values lifecycle command and env templates see: the request Vars plus what
+// the harness assigns to the process it starts.
+type LifecycleVars struct {
+	Vars
+	// Addr is the host:port the started instance must listen on.
+	Addr string
+	// Downstream is the URL of the harness's downstream sink the target must call.
+	Downstream string
+	// Storage is the host:port (usually a fault proxy) the target must use to reach its store.
+	Storage string
+}
+
+var (
+	requestFields   = []string{"Ref", "Key", "Tenant"}
+	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage"}
+	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
+	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3"}
+)
+
+// templateFuncs are the functions templates may call besides text/template's built-ins (printf,
+// urlquery, js, html, len, index, ...): json writes its argument as a JSON value, so
+// {"note": {{json .Ref}}} is valid JSON whatever Ref holds.
+var templateFuncs = template.FuncMap{
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+}
+
+// tmpl is one validated template. A source without "{{" renders to itself.
+type tmpl struct {
+	src string
+	t   *template.Template
+}
+
+func (t *tmpl) data(v any) map[string]string {
+	switch v := v.(type) {
+	case Vars:
+		return map[string]string{"Ref": v.Ref, "Key": v.Key, "Tenant": v.Tenant}
+	case LifecycleVars:
+		m := t.data(v.Vars)
+		m["Addr"], m["Downstream"], m["Storage"] = v.Addr, v.Downstream, v.Storage
+		return m
+	}
+	return nil
+}
+
+// render executes the template with Vars or LifecycleVars.
+func (t *tmpl) render(v any) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	if t.t == nil {
+		return t.src, nil
+	}
+	var b strings.Builder
+	if err := t.t.Execute(&b, t.data(v)); err != nil {
+		return "", fmt.Errorf("%s", cleanTemplateErr(err.Error()))
+	}
+	return b.String(), nil
+}
+
+var templateErrRe = regexp.MustCompile(`^template: t:(\d+):(?:\d+:)? ?(?:executing "t" at <[^>]*>: )?`)
+
+func cleanTemplateErr(msg string) string {
+	return templateErrRe.ReplaceAllString(msg, "")
+}
+
+// srcPos is where a template's source starts in the file. Only literal block scalars (|) keep
+// their line breaks, so only they map lines inside the template precisely.
+type srcPos struct {
+	line    int
+	literal bool
+}
+
+func posOf(n ast.Node) srcPos {
+	lit, ok := n.(*ast.LiteralNode)
+	return srcPos{line: lineOf(n), literal: ok && strings.HasPrefix(lit.GetToken().Value, "|")}
+}
+
+// at maps a 1-based line inside the template source to a file line.
+func (p srcPos) at(rel int) int {
+	if p.literal {
+		return p.line + rel
+	}
+	return p.line
+}
+
+// tmplField reads the named field as a template that may use the given placeholders, reporting
+// parse errors, unknown placeholders and render errors with their lines.
+func (d *decoder) tmplField(o *object, name string, known []string) (*tmpl, bool) {
+	if !o.has(name) {
+		return nil, false
+	}
+	node := o.fields[name].val
+	src, ok := d.scalar(node, o.at(name))
+	if !ok {
+		return nil, false
+	}
+	return d.compile(src, posOf(node), o.at(name), known)
+}
+
+// compile parses src as a template found at the given position, for the field at path.
+func (d *decoder) compile(src string, at srcPos, path string, known []string) (*tmpl, bool) {
+	if !strings.Contains(src, "{{") {
+		return &tmpl{src: src}, true
+	}
+	t, err := template.New("t").Funcs(templateFuncs).Option("missingkey=error").Parse(src)
+	if err != nil {
+		msg := err.Error()
+		rel := 1
+		if m := regexp.MustCompile(`^template: t:(\d+):`).FindStringSubmatch(msg); m != nil {
+			rel, _ = strconv.Atoi(m[1])
+		}
+		d.ps.add(at.at(rel), path, "bad template: %s", cleanTemplateErr(msg))
+		return nil, false
+	}
+	ok := true
+	var check func(n parse.Node)
+	report := func(pos parse.Pos, ident []string) {
+		if len(ident) == 1 && slices.Contains(known, ident[0]) {
+			return
+		}
+		ok = false
+		ph := "{{." + strings.Join(ident, ".") + "}}"
+		rel := 1 + strings.Count(src[:min(int(pos), len(src))], "\n")
+		names := make([]string, len(known))
+		for i, k := range known {
+			names[i] = "." + k
+		}
+		hint := ""
+		if len(ident) == 1 && slices.Contains(lifecycleFields, ident[0]) {
+			hint = fmt.Sprintf("; %s is only known in lifecycle.command and lifecycle.env", ph)
+		} else if len(ident) == 1 {
+			hint = suggestPlaceholder(ident[0], known)
+		}
+		d.ps.add(at.at(rel), path, "unknown placeholder %s (known: %s)%s", ph, strings.Join(names, ", "), hint)
+	}
+	check = func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					check(c)
+				}
+			}
+		case *parse.ActionNode:
+			check(n.Pipe)
+		case *parse.IfNode:
+			check(n.Pipe)
+			check(n.List)
+			check(n.ElseList)
+		case *parse.RangeNode:
+			check(n.Pipe)
+			check(n.List)
+			check(n.ElseList)
+		case *parse.WithNode:
+			check(n.Pipe)
+			check(n.List)
+			check(n.ElseList)
+		case *parse.TemplateNode:
+			check(n.Pipe)
+		case *parse.PipeNode:
+			if n != nil {
+				for _, c := range n.Cmds {
+					check(c)
+				}
+			}
+		case *parse.CommandNode:
+			for _, a := range n.Args {
+				check(a)
+			}
+		case *parse.FieldNode:
+			report(n.Pos, n.Ident)
+		case *parse.VariableNode:
+			if len(n.Ident) > 1 && n.Ident[0] == "$" {
+				report(n.Pos, n.Ident[1:])
+			}
+		case *parse.ChainNode:
+			ok = false
+			d.ps.add(at.at(1), path, "unsupported placeholder %s (use .%s directly)", n.String(), strings.Join(known, ", ."))
+		}
+	}
+	for _, tt := range t.Templates() {
+		check(tt.Root)
+	}
+	if !ok {
+		return nil, false
+	}
+	out := &tmpl{src: src, t: t}
+	sample := any(sampleVars)
+	if len(known) > len(requestFields) {
+		sample = sampleLifecycle
+	}
+	if _, err := out.render(sample); err != nil {
+		d.ps.add(at.line, path, "template fails with sample values: %v", err)
+		return nil, false
+	}
+	return out, true
+}
+
+func suggestPlaceholder(s string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(k, s) || editDistance(strings.ToLower(s), strings.ToLower(k)) <= 2 {
+			return fmt.Sprintf("; did you mean {{.%s}}?", k)
+		}
+	}
+	return ""
+}
