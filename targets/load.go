@@ -322,13 +322,22 @@ func (d *decoder) envMap(o *object, name string) []header {
 		return nil
 	}
 	var out []header
-	for _, mv := range d.mappingEntries(m, o.at(name), 0) {
+	entries, local := d.mappingEntries(m, o.at(name), 0)
+	seen := map[string]int{}
+	for i, mv := range entries {
 		key := mv.Key.GetToken().Value
 		path := o.at(name) + "." + key
 		if !validEnvName(key) {
 			d.ps.add(lineOf(mv.Key), path, "%q is not a valid environment variable name", key)
 			continue
 		}
+		if first, dup := seen[key]; dup {
+			if i < local {
+				d.ps.add(lineOf(mv.Key), path, "duplicate variable (first set on line %d)", first)
+			}
+			continue
+		}
+		seen[key] = lineOf(mv.Key)
 		if v, ok := d.scalar(mv.Value, path); ok {
 			out = append(out, header{Name: key, Value: v, line: lineOf(mv.Key)})
 		}

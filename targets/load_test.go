@@ -217,6 +217,9 @@ func TestParseProblems(t *testing.T) {
 		{"instance credentials", "instances: [\"http://u:p@127.0.0.1:1\"]\noperations: [{name: a, path: /a}]\n", "t.yaml:1: instances[0]: must not carry credentials"},
 		{"ca file", minimal + "tls: {ca_file: nope.pem}\n", "t.yaml:5: tls.ca_file: cannot read the CA file"},
 		{"two documents", minimal + "---\nname: x\n", "t.yaml:6: a target file holds one YAML document"},
+		{"flow duplicate", minimal + "tls: {insecure_skip_verify: true, insecure_skip_verify: false}\n", "t.yaml:5: tls.insecure_skip_verify: duplicate key (first set on line 5)"},
+		{"duplicate header", minimal + "    headers:\n      X-A: 1\n      x-a: 2\n", "t.yaml:7: operations[0].headers.x-a: duplicate header (first set on line 6)"},
+		{"unknown alias", minimal + "secrets: [*nope]\n", "t.yaml:5: alias *nope refers to no &anchor"},
 		{"cleanup both", minimal + "cleanup: {path: /x, sql: {driver: sqlite, dsn: x.db, query: delete from t}}\n", "t.yaml:5: cleanup.path: cleanup is either an HTTP request or sql"},
 	}
 	for _, c := range cases {
@@ -295,6 +298,29 @@ secrets: ["${SECRET:-s3cr3t-value}"]
 	}
 	if !slices.Contains(tg.SecretValues(), "s3cr3t-value") {
 		t.Errorf("declared secret missing: %v", tg.SecretValues())
+	}
+}
+
+func TestMergeKeysOverrideWithoutDuplicates(t *testing.T) {
+	src := `instances: [http://127.0.0.1:1]
+operations:
+  - name: a
+    path: /a
+    headers: &common
+      X-Client: retrysafe
+      X-Version: "1"
+  - name: b
+    path: /b
+    headers:
+      <<: *common
+      X-Version: "2"
+`
+	tg, probs := parseString(src, nil)
+	if probs != nil {
+		t.Fatal(probs)
+	}
+	if h := tg.Operations[1].Headers; h["X-Client"] != "retrysafe" || h["X-Version"] != "2" || len(h) != 2 {
+		t.Errorf("merged headers = %v", h)
 	}
 }
 

@@ -139,12 +139,13 @@ func (o *object) lineOf(name string) int {
 	return o.line
 }
 
-// mappingEntries returns the key/value pairs of a mapping node, following merge keys (<<: *anchor).
-func (d *decoder) mappingEntries(m *ast.MappingNode, path string, depth int) []*ast.MappingValueNode {
-	var local, merged []*ast.MappingValueNode
+// mappingEntries returns the key/value pairs of a mapping node, its own first, then those of merge
+// keys (<<: *anchor), which the own keys override. local is the number of its own pairs.
+func (d *decoder) mappingEntries(m *ast.MappingNode, path string, depth int) (entries []*ast.MappingValueNode, local int) {
+	var own, merged []*ast.MappingValueNode
 	for _, mv := range m.Values {
 		if _, ok := mv.Key.(*ast.MergeKeyNode); !ok {
-			local = append(local, mv)
+			own = append(own, mv)
 			continue
 		}
 		srcs := []ast.Node{mv.Value}
@@ -157,10 +158,11 @@ func (d *decoder) mappingEntries(m *ast.MappingNode, path string, depth int) []*
 				d.ps.add(lineOf(mv), path, "merge key << must refer to a mapping")
 				continue
 			}
-			merged = append(merged, d.mappingEntries(sm, path, depth+1)...)
+			more, _ := d.mappingEntries(sm, path, depth+1)
+			merged = append(merged, more...)
 		}
 	}
-	return append(local, merged...)
+	return append(own, merged...), len(own)
 }
 
 // object decodes n as a mapping with the given known keys. Unknown and duplicate keys are problems.
@@ -184,17 +186,12 @@ func (d *decoder) object(n ast.Node, path string, known ...string) (*object, boo
 	if len(m.Values) > 0 {
 		o.line = lineOf(m.Values[0].Key)
 	}
-	localKeys := map[string]bool{}
-	for _, mv := range m.Values {
-		if _, merge := mv.Key.(*ast.MergeKeyNode); !merge {
-			localKeys[mv.Key.GetToken().Value] = true
-		}
-	}
-	for _, mv := range d.mappingEntries(m, path, 0) {
+	entries, local := d.mappingEntries(m, path, 0)
+	for i, mv := range entries {
 		key := mv.Key.GetToken().Value
 		kl := lineOf(mv.Key)
 		if prev, dup := o.fields[key]; dup {
-			if kl != prev.line && localKeys[key] {
+			if i < local {
 				d.ps.add(kl, o.at(key), "duplicate key (first set on line %d)", prev.line)
 			}
 			continue
@@ -348,7 +345,8 @@ func (d *decoder) headers(o *object, name string) []header {
 	}
 	var out []header
 	seen := map[string]int{}
-	for _, mv := range d.mappingEntries(m, o.at(name), 0) {
+	entries, local := d.mappingEntries(m, o.at(name), 0)
+	for i, mv := range entries {
 		key := mv.Key.GetToken().Value
 		path := o.at(name) + "." + key
 		kl := lineOf(mv.Key)
@@ -358,7 +356,7 @@ func (d *decoder) headers(o *object, name string) []header {
 		}
 		canon := strings.ToLower(key)
 		if first, dup := seen[canon]; dup {
-			if first != kl {
+			if i < local {
 				d.ps.add(kl, path, "duplicate header (first set on line %d)", first)
 			}
 			continue

@@ -393,3 +393,26 @@ func globEscape(s string) string {
 	}
 	return b.String()
 }
+
+// Purge deletes every Redis key under the store's prefix: keys and records. Tests and the
+// self-test use it to leave a shared Redis as they found it.
+func (s *RedisStore) Purge(ctx context.Context) error {
+	iter := s.rdb.Scan(ctx, 0, s.prefix+"*", 500).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 500 {
+			if err := s.rdb.Del(ctx, batch...).Err(); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return s.rdb.Del(ctx, batch...).Err()
+	}
+	return nil
+}

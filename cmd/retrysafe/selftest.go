@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/selftest"
+	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newSelftestCmd) }
+
+func newSelftestCmd() *cobra.Command {
+	var (
+		opts     selftest.Options
+		jsonFile string
+		stores   string
+		mutants  string
+	)
+	cmd := &cobra.Command{
+		Use:   "selftest",
+		Short: "Prove every property against the reference API and its mutants",
+		Long: `Run the properties against the correct reference API on every store (memory, sqlite,
+postgres, redis), and each mutant on every store of its row, running for a mutant only the
+property that must catch it. Prints the matrix (rows mutants, columns stores; each cell killed,
+survived, pending or n-a). Exit 0 only when the correct API passes everywhere and every cell
+that is not pending or n-a is killed.
+
+PostgreSQL and Redis are found at $RETRYSAFE_PG_DSN and $RETRYSAFE_REDIS_URL, or at the defaults
+of 'retrysafe serve'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Stores = splitList(stores)
+			opts.Mutants = splitList(mutants)
+			for _, s := range opts.Stores {
+				if !contains(reference.AllStores, s) {
+					return usageErr("--stores: unknown store %q (known: %s)", s, strings.Join(reference.AllStores, ", "))
+				}
+			}
+			out := cmd.OutOrStdout()
+			opts.Progress = out
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			started := time.Now()
+			res, err := selftest.Run(ctx, opts)
+			if res != nil {
+				fmt.Fprintln(out)
+				printMatrix(out, res, opts.Stores)
+			}
+			if err != nil {
+				return &exitError{exitIncomplete, err}
+			}
+			if jsonFile != "" {
+				if err := writeSelftestJSON(jsonFile, res); err != nil {
+					return usageErr("--json: %v", err)
+				}
+			}
+			fmt.Fprintf(out, "self-test took %s\n", time.Since(started).Round(time.Second))
+			if !res.OK() {
+				return &exitError{exitViolation, fmt.Errorf("self-test failed: the correct API failed a property or a mutant survived")}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&jsonFile, "json", "", "write the matrix as JSON to this file")
+	f.StringVar(&stores, "stores", "", "comma-separated stores (default: memory,sqlite,postgres,redis)")
+	f.StringVar(&mutants, "mutants", "", "comma-separated rows to run (default: every mutant and "+selftest.TwoMemoryInstances+")")
+	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
+	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
+	return cmd
+}
+
+// printMatrix prints the correct API's results and the mutant matrix.
+func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
+	if len(stores) == 0 {
+		stores = reference.AllStores
+	}
+	fmt.Fprintf(w, "%-21s", "correct API")
+	for _, s := range stores {
+		fmt.Fprintf(w, " %-10s", s)
+	}
+	fmt.Fprintln(w)
+	byStore := map[string]string{}
+	for _, c := range res.Correct {
+		if c.Result == "fail" {
+			byStore[c.Store] += " FAIL:" + c.Property
+		}
+	}
+	fmt.Fprintf(w, "%-21s", "")
+	for _, s := range stores {
+		v := "pass"
+		if byStore[s] != "" {
+			v = strings.TrimSpace(byStore[s])
+		}
+		fmt.Fprintf(w, " %-10s", v)
+	}
+	fmt.Fprintf(w, "\n\n%-21s", "mutant (property)")
+	for _, s := range stores {
+		fmt.Fprintf(w, " %-10s", s)
+	}
+	fmt.Fprintln(w)
+	var last string
+	for _, c := range res.Cells {
+		if c.Mutant != last {
+			if last != "" {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%-21s", c.Mutant)
+			last = c.Mutant
+		}
+		v := c.Result
+		if c.Result == selftest.Survived && c.Required {
+			v = "SURVIVED"
+		}
+		if !c.Required && c.Result != selftest.NA {
+			v += "*"
+		}
+		fmt.Fprintf(w, " %-10s", v)
+	}
+	fmt.Fprintln(w, "\n(* reported, not required; the property of each row is in `retrysafe mutants`)")
+}
+
+func writeSelftestJSON(path string, res *selftest.Result) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+// Package selftest runs retrysafe's properties against its own reference API: the correct
+// API on every store must pass every property, and each mutant on every store of its row
+// must be killed by the property named to catch it. It is the proof that every check can
+// fail and that none fails the correct API.
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/reference"
+)
+
+// Cell results.
+const (
+	Killed   = "killed"
+	Survived = "survived"
+	Pending  = "pending"
+	NA       = "n-a"
+)
+
+// TwoMemoryInstances names the row of two `--store memory` instances behind one target: a
+// multi-instance bug by construction (each instance dedupes alone).
+const TwoMemoryInstances = "two-memory-instances"
+
+// Correct is the result of one property against the correct API on one store.
+type Correct struct {
+	Store    string `json:"store"`
+	Property string `json:"property"`
+	Result   string `json:"result"` // pass | fail | skipped (unknown is reported as fail)
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Cell is the result of one mutant on one store.
+type Cell struct {
+	Mutant   string `json:"mutant"`
+	Store    string `json:"store"`
+	Property string `json:"property"`
+	Result   string `json:"result"` // killed | survived | pending | n-a
+	Required bool   `json:"-"`      // false for stores where the mutant is only reported
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Result is the whole matrix.
+type Result struct {
+	Correct []Correct `json:"correct"`
+	Cells   []Cell    `json:"cells"`
+}
+
+// Options configure a self-test.
+type Options struct {
+	Stores      []string      // default: every store
+	Mutants     []string      // default: every mutant (and the two-memory-instances row)
+	Retention   time.Duration // default 3s
+	LockTimeout time.Duration // default 3s
+	PostgresDSN string        // default: $RETRYSAFE_PG_DSN or the built-in default
+	RedisURL    string        // default: $RETRYSAFE_REDIS_URL or the built-in default
+	Progress    io.Writer     // one line per finished cell (nil = none)
+	Settings    suites.Settings
+}
+
+func (o *Options) defaults() {
+	if len(o.Stores) == 0 {
+		o.Stores = reference.AllStores
+	}
+	if o.Retention <= 0 {
+		o.Retention = 3 * time.Second
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 3 * time.Second
+	}
+	if o.PostgresDSN == "" {
+		o.PostgresDSN, _ = reference.DefaultDSN("postgres")
+	}
+	if o.RedisURL == "" {
+		o.RedisURL, _ = reference.DefaultDSN("redis")
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// OK reports whether the self-test passed: the correct API passes everywhere and every
+// required cell that is not pending or n-a is killed.
+func (r *Result) OK() bool {
+	for _, c := range r.Correct {
+		if c.Result == "fail" {
+			return false
+		}
+	}
+	for _, c := range r.Cells {
+		if c.Required && c.Result == Survived {
+			return false
+		}
+	}
+	return true
+}
+
+// Run runs the self-test.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	opts.defaults()
+	tmp, err := os.MkdirTemp("", "retrysafe-selftest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	st := &stores{opts: &opts, dir: tmp, prefix: fmt.Sprintf("retrysafe-selftest:%d:", time.Now().UnixNano())}
+	defer st.purge(context.Background())
+	res := &Result{}
+	for _, store := range opts.Stores {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		cs, err := runCorrect(ctx, st, store)
+		if err != nil {
+			return res, err
+		}
+		res.Correct = append(res.Correct, cs...)
+	}
+	for _, row := range rows(opts.Mutants) {
+		for _, store := range opts.Stores {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			cell, err := runCell(ctx, st, row, store)
+			if err != nil {
+				return res, err
+			}
+			fmt.Fprintf(opts.Progress, "  %-21s %-9s %-19s %s%s\n", cell.Mutant, cell.Store, cell.Property, cell.Result, reasonSuffix(cell.Reason))
+			res.Cells = append(res.Cells, cell)
+		}
+	}
+	return res, nil
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+// row is one row of the matrix: a mutant (or the two-memory-instances setup).
+type row struct {
+	name     string
+	mutant   reference.Mutant
+	property string
+	required []string
+	reported []string
+}
+
+// rows lists the matrix rows, filtered by name when names is not empty.
+func rows(names []string) []row {
+	var out []row
+	for _, m := range reference.Mutants {
+		out = append(out, row{string(m.Name), m.Name, m.CaughtBy, m.Stores, m.Reported})
+	}
+	out = append(out, row{name: TwoMemoryInstances, property: "race", required: []string{"memory"}})
+	if len(names) == 0 {
+		return out
+	}
+	return slices.DeleteFunc(out, func(r row) bool { return !slices.Contains(names, r.name) })
+}
+
+// built reports whether a property exists in this build of the suites.
+func built(property string) bool {
+	return slices.ContainsFunc(suites.Properties(), func(p *suites.Property) bool { return p.Name == property })
+}
+
+// runCorrect runs every property against the correct API on one store.
+func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error) {
+	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []Correct
+	for _, p := range run.Properties {
+		c := Correct{Store: store, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason}
+		if p.Verdict == reports.Unknown {
+			c.Result = "fail"
+			c.Reason = "unknown: " + p.Reason
+		}
+		if p.Verdict == reports.Fail {
+			c.Reason = failingSpecs(p)
+		}
+		fmt.Fprintf(st.opts.Progress, "  %-21s %-9s %-19s %s%s\n", "(correct)", store, p.Name, c.Result, reasonSuffix(c.Reason))
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// runCell runs the property of one row against the mutant on one store.
+func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error) {
+	cell := Cell{Mutant: r.name, Store: store, Property: r.property}
+	required := slices.Contains(r.required, store)
+	if !required && !slices.Contains(r.reported, store) {
+		cell.Result = NA
+		return cell, nil
+	}
+	cell.Required = required
+	if !built(r.property) {
+		cell.Result = Pending
+		cell.Reason = "property " + r.property + " is not built yet"
+		return cell, nil
+	}
+	instances := 1
+	if r.name == TwoMemoryInstances {
+		instances = 2
+	}
+	run, err := st.runAgainst(ctx, store, r.mutant, instances, "property:"+r.property)
+	if err != nil {
+		return cell, err
+	}
+	cell.Result = Survived
+	for _, p := range run.Properties {
+		if p.Name == r.property && p.Verdict == reports.Fail {
+			cell.Result = Killed
+			cell.Reason = failingSpecs(p)
+		}
+		if p.Name == r.property && p.Verdict != reports.Fail && p.Verdict != reports.Pass {
+			cell.Reason = string(p.Verdict) + ": " + p.Reason
+		}
+	}
+	return cell, nil
+}
+
+// failingSpecs names the failing specs of a property.
+func failingSpecs(p reports.Property) string {
+	var names []string
+	for _, s := range p.Specs {
+		if s.Verdict == reports.Fail {
+			names = append(names, s.Text)
+		}
+	}
+	return strings.Join(names, "; ")
+}
+
+// loadTarget parses the embedded reference target file pointed at urls.
+func loadTarget(urls []string, shared bool, retention, lock time.Duration) (*targets.Target, error) {
+	vars := map[string]string{
+		"RETRYSAFE_URL":          strings.Join(urls, ","),
+		"RETRYSAFE_RETENTION":    retention.String(),
+		"RETRYSAFE_LOCK_TIMEOUT": lock.String(),
+	}
+	t, err := targets.Parse("reference.yaml (embedded)", examples.Reference, func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.SharedStore = shared
+	return t, nil
+}
