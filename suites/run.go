@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -50,10 +51,8 @@ func (f *failRecorder) Fail() { f.failed = true }
 // Run runs the selected properties against the environment's target and returns the
 // report tree. It does not write files except the JUnit report when asked.
 func Run(e *Env, opts RunOptions) (*reports.Run, error) {
-	if opts.LabelFilter != "" {
-		if _, err := types.ParseLabelFilter(opts.LabelFilter); err != nil {
-			return nil, fmt.Errorf("%w: --label-filter %q: %v", ErrBadOptions, opts.LabelFilter, firstLine(err.Error()))
-		}
+	if err := CheckLabelFilter(opts.LabelFilter); err != nil {
+		return nil, err
 	}
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -94,6 +93,21 @@ func Run(e *Env, opts RunOptions) (*reports.Run, error) {
 	restore()
 	run := buildRun(e, report, started)
 	return run, nil
+}
+
+// ansi matches terminal colour codes in Ginkgo's messages.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// CheckLabelFilter reports a malformed Ginkgo label filter as ErrBadOptions.
+func CheckLabelFilter(expr string) error {
+	if expr == "" {
+		return nil
+	}
+	if _, err := types.ParseLabelFilter(expr); err != nil {
+		msg := strings.Join(strings.Fields(ansi.ReplaceAllString(err.Error(), "")), " ")
+		return fmt.Errorf("%w: --label-filter %q: %s", ErrBadOptions, expr, msg)
+	}
+	return nil
 }
 
 // swapGinkgoOutput sends Ginkgo's console reporter to w (or nowhere) during a run.

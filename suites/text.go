@@ -19,3 +19,5 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -96,6 +96,11 @@ func (op *Operation) Build(in BuildInput) (*http.Request, []byte, error) {
 	if sendKey && op.Key.In == KeyInHeader {
 		req.Header[http.CanonicalHeaderKey(op.Key.Name)] = []string{keyVal}
 	}
+	if len(body) == 0 {
+		// Not nil or http.NoBody: net/http's transport re-sends a request without a body on a
+		// broken keep-alive connection when it carries an Idempotency-Key header (or is a GET).
+		req.Body, req.ContentLength = emptyBody{}, 0
+	}
 	return req, body, nil
 }
 
@@ -146,8 +151,8 @@ func appendQuery(pq, q string) string {
 	return pq + "&" + q
 }
 
-// newRequest assembles a request: declared headers, then the tenant's, then Content-Type when the
-// body is not empty and no Content-Type was declared. GetBody is nil.
+// newRequest assembles a request: declared headers, then the tenant's (which win), then
+// Content-Type when the body is not empty and no Content-Type was declared. GetBody is nil.
 func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v Vars, pq string, body []byte) (*http.Request, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -159,11 +164,6 @@ func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v 
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
-	}
-	if len(body) == 0 {
-		// Not http.NoBody: a request without a body (or with NoBody) that carries an
-		// Idempotency-Key header counts as replayable for net/http's transport.
-		req.Body, req.ContentLength = emptyBody{}, 0
 	}
 	for _, h := range r.headers {
 		val, err := h.tmpl.render(v)

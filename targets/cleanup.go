@@ -103,7 +103,7 @@ func (d *decoder) cleanup(top *object) *Cleanup {
 		d.ps.add(o.line, "cleanup", "needs path (an HTTP request) or sql (a query)")
 		return nil
 	}
-	d.request(o, &c.req, "DELETE", true)
+	d.request(o, &c.req, "DELETE")
 	c.Method, c.Path, c.Query, c.Headers = c.req.method, srcOf(c.req.path), srcOf(c.req.query), headerMap(c.req.headers)
 	c.Body, c.BodyFormat = srcOf(c.req.body), c.req.format
 	return c

@@ -129,7 +129,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 			}
 			seen[op.Name] = o.lineOf("name")
 		}
-		d.request(o, &op.req, "POST", true)
+		d.request(o, &op.req, "POST")
 		op.Method, op.Path, op.BodyFormat = op.req.method, srcOf(op.req.path), op.req.format
 		op.Headers, op.Body = headerMap(op.req.headers), srcOf(op.req.body)
 		if o.has("variant_body") {
@@ -165,8 +165,9 @@ func headerMap(hs []header) map[string]string {
 	return m
 }
 
-// request decodes method, path, query, headers, body and body_format where the object has them.
-func (d *decoder) request(o *object, r *request, defMethod string, pathRequired bool) {
+// request decodes method, path (required), query, headers, body and body_format where the object
+// has them.
+func (d *decoder) request(o *object, r *request, defMethod string) {
 	r.method, r.format = defMethod, BodyJSON
 	if s, ok := d.str(o, "method"); ok {
 		r.method = strings.ToUpper(strings.TrimSpace(s))
@@ -174,17 +175,14 @@ func (d *decoder) request(o *object, r *request, defMethod string, pathRequired 
 			d.ps.add(o.lineOf("method"), o.at("method"), "%q is not an HTTP method", s)
 		}
 	}
-	if pathRequired {
-		if _, ok := d.required(o, "path", " (such as /v1/orders)"); !ok {
-			return
-		}
-	}
-	if tp, ok := d.tmplField(o, "path", requestFields); ok {
-		r.path = tp
-		if p, _ := tp.render(sampleVars); !strings.HasPrefix(p, "/") {
-			d.ps.add(o.lineOf("path"), o.at("path"), "must start with /, got %q", tp.src)
-		} else if _, err := url.Parse(p); err != nil {
-			d.ps.add(o.lineOf("path"), o.at("path"), "bad path: %v", err)
+	if _, ok := d.required(o, "path", " (such as /v1/orders)"); ok {
+		if tp, ok := d.tmplField(o, "path", requestFields); ok {
+			r.path = tp
+			if p, _ := tp.render(sampleVars); !strings.HasPrefix(p, "/") {
+				d.ps.add(o.lineOf("path"), o.at("path"), "must start with /, got %q", tp.src)
+			} else if _, err := url.Parse(p); err != nil {
+				d.ps.add(o.lineOf("path"), o.at("path"), "bad path: %v", err)
+			}
 		}
 	}
 	r.query, _ = d.tmplField(o, "query", requestFields)
@@ -334,7 +332,7 @@ func (d *decoder) observer(o *object) *Observer {
 		return nil
 	}
 	h := &HTTPObserver{}
-	d.request(ho, &h.req, "GET", true)
+	d.request(ho, &h.req, "GET")
 	h.Method, h.Path, h.Query, h.Headers = h.req.method, srcOf(h.req.path), srcOf(h.req.query), headerMap(h.req.headers)
 	if s, ok := d.required(ho, "jsonpath", " (such as $.count)"); ok {
 		p, err := jsonpath.Parse(strings.TrimSpace(s))

@@ -65,6 +65,9 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 
 func runRun(cmd *cobra.Command, f *runFlags) error {
 	out := cmd.OutOrStdout()
+	if err := suites.CheckLabelFilter(f.opts.LabelFilter); err != nil {
+		return usageErr("%v", err)
+	}
 	var procs faults.Processes
 	defer procs.StopAll(5 * time.Second)
 	t, err := loadRunTarget(cmd.Context(), f, &procs)
