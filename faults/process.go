@@ -45,11 +45,17 @@ const maxKeptLines = 20
 
 // Start starts argv with extra environment entries in its own process group.
 func (ps *Processes) Start(name string, argv, env []string) (*Process, error) {
+	return ps.StartIn(name, argv, env, "")
+}
+
+// StartIn is Start in a working directory ("" = the harness's).
+func (ps *Processes) StartIn(name string, argv, env []string, dir string) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()

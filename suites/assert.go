@@ -11,6 +11,7 @@ import (
 // ok returns an attempt that got an answer. An attempt whose outcome is unknown (timeout,
 // lost response) ends the spec as unknown; one that could not be sent fails it.
 func (e *Env) ok(a history.Attempt) history.Attempt {
+	e.halt() // an attempt cut short by Close is no evidence
 	switch a.Outcome {
 	case history.Unknown:
 		e.unknown("attempt %d (%s, key %s) got no answer: %s", a.Seq, a.Op, a.Key, a.Err)

@@ -8,11 +8,23 @@ import (
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
-// burst sends k attempts of one operation (one key, one body) at once, spread round-robin
-// over the declared instances. Requests are rendered and connections opened beforehand;
-// the goroutines are parked on a barrier and released together by closing a channel. It
-// goes straight to the instances, never through a fault proxy.
-func (e *Env) burst(op *Op, k int) []history.Attempt {
+// Burst sends k attempts of one operation (one key, one body) at once, spread round-robin
+// over the declared instances, in the environment's race mode (Settings.RaceMode: last-byte
+// synchronisation on raw connections for http:// targets, else the barrier). Every request
+// asks for the server's arrival time (X-Retrysafe-Arrival; see ArrivalSpread). It goes
+// straight to the instances, never through a fault proxy.
+func (e *Env) Burst(op *Op, k int) []history.Attempt {
+	e.halt()
+	if e.raceMode() == RaceModeLastByte {
+		return e.lastByteBurst(op, k)
+	}
+	return e.barrierBurst(op, k)
+}
+
+// barrierBurst is Burst in barrier mode. Requests are rendered and connections opened
+// beforehand; the goroutines are parked on a barrier and released together by closing a
+// channel.
+func (e *Env) barrierBurst(op *Op, k int) []history.Attempt {
 	ctx, cancel := e.ctx(3)
 	defer cancel()
 	n := len(e.Target.Instances)
@@ -31,6 +43,7 @@ func (e *Env) burst(op *Op, k int) []history.Attempt {
 		if err != nil {
 			return []history.Attempt{{Op: op.Def.Name, Key: op.Key, Outcome: history.Failed, Err: "build request: " + err.Error()}}
 		}
+		req.Header.Set(arrivalHeader, "1")
 		reqs[i] = prepared{req, meta}
 	}
 	out := make([]history.Attempt, k)

@@ -15,9 +15,11 @@ import (
 
 // transportHeaders never count as a difference between two answers.
 // Neither do the usual replay markers: a replay is expected to carry one the first answer
-// lacks (the replay property checks the profile's marker separately).
+// lacks (the replay property checks the profile's marker separately), nor the arrival time
+// a burst asks for (see ArrivalSpread).
 var transportHeaders = []string{"Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding",
-	"Idempotent-Replayed", "Idempotency-Replayed", "X-Idempotent-Replayed", "X-Idempotency-Replayed"}
+	"Idempotent-Replayed", "Idempotency-Replayed", "X-Idempotent-Replayed", "X-Idempotency-Replayed",
+	"X-Retrysafe-Arrival"}
 
 // Compare lists how answer b differs from answer a: the status, headers (except volatile,
 // transport and the profile's replay header) and the body (JSON compared by value, with the
@@ -120,7 +122,7 @@ func diffJSON(at spec.NormalizedPath, a, b any, report func(spec.NormalizedPath)
 		}
 		sort.Strings(sorted)
 		for _, k := range sorted {
-			diffJSON(append(slices.Clip(at), spec.Name(k)), x[k], y[k], report)
+			diffJSON(append(slices.Clip(at), spec.Name(k)), member(x, k), member(y, k), report)
 		}
 	case []any:
 		y, ok := b.([]any)
@@ -147,3 +149,11 @@ func diffJSON(at spec.NormalizedPath, a, b any, report func(spec.NormalizedPath)
 
 // missing stands for an absent array element or object member.
 type missing struct{}
+
+// member returns an object's member, or missing: an absent member is not a null one.
+func member(o map[string]any, k string) any {
+	if v, ok := o[k]; ok {
+		return v
+	}
+	return missing{}
+}

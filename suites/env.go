@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,20 @@ type Settings struct {
 	AttemptTimeout time.Duration
 	// Repro is the command line that reruns this run, without --focus, --key and --seed.
 	Repro string
+	// RaceMode is how same-key bursts are released: RaceModeLastByte (the default; http://
+	// targets only, others fall back to the barrier) or RaceModeBarrier.
+	RaceMode string
+	// LoadRate is the load property's rate in Vegeta hits per second (default 200); a
+	// concurrent duplicate adds its twin to the hit.
+	LoadRate int
+	// LoadDuration is how long the load property attacks (default 3s).
+	LoadDuration time.Duration
+	// LoadRetryFraction is the share of hits that repeat an operation (default 0.3): half
+	// sequential retries of an earlier operation, half concurrent duplicates (a new
+	// operation fired twice at once). Negative: none.
+	LoadRetryFraction float64
+	// LoadWorkers bounds the load property's concurrent hits (default 32).
+	LoadWorkers int
 }
 
 func (s *Settings) defaults() {
@@ -64,6 +79,23 @@ func (s *Settings) defaults() {
 	if s.AttemptTimeout <= 0 {
 		s.AttemptTimeout = 10 * time.Second
 	}
+	if s.LoadRate <= 0 {
+		s.LoadRate = DefaultLoadRate
+	}
+	if s.LoadDuration <= 0 {
+		s.LoadDuration = DefaultLoadDuration
+	}
+	switch {
+	case s.LoadRetryFraction == 0:
+		s.LoadRetryFraction = DefaultLoadRetryFraction
+	case s.LoadRetryFraction < 0:
+		s.LoadRetryFraction = 0
+	case s.LoadRetryFraction > 1:
+		s.LoadRetryFraction = 1
+	}
+	if s.LoadWorkers <= 0 {
+		s.LoadWorkers = DefaultLoadWorkers
+	}
 }
 
 // Env is what the properties run against: the target, the harness's client and the
@@ -73,6 +105,8 @@ type Env struct {
 	Client   *httpclient.Client
 	History  *history.History
 	Settings Settings
+	// Faults are the faults the target allows (nil: none; the fault properties skip).
+	Faults *Faults
 
 	observer *http.Client
 	seq      atomic.Int64
@@ -81,6 +115,14 @@ type Env struct {
 
 	evMu    sync.Mutex
 	current *Evidence // evidence of the spec that is running (specs run one at a time)
+
+	race      raceStats // arrival spreads of the race property's bursts
+	reportDir string    // where properties write files (RunOptions.ReportDir); "" = nowhere
+
+	// done is cancelled by Close: every attempt still running ends, and a spec body that
+	// Ginkgo abandoned (after an interrupt or the run's deadline) stops at its next step.
+	done  context.Context
+	close context.CancelFunc
 }
 
 // NewEnv prepares a target for a run.
@@ -100,10 +142,11 @@ func NewEnv(t *targets.Target, s Settings) *Env {
 		Settings: s,
 		rng:      rand.New(rand.NewPCG(uint64(s.Seed), 0x5eed)),
 	}
+	e.done, e.close = context.WithCancel(context.Background())
 	e.Client = httpclient.New(httpclient.Options{
 		Timeout:             s.AttemptTimeout,
 		TLS:                 t.TLSConfig(),
-		MaxIdleConnsPerHost: max(s.RaceK, 16),
+		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
 	e.observer = &http.Client{
@@ -114,8 +157,9 @@ func NewEnv(t *targets.Target, s Settings) *Env {
 	return e
 }
 
-// Close releases the connections of the run.
+// Close ends every attempt still running and releases the connections of the run.
 func (e *Env) Close() {
+	e.close()
 	e.Client.CloseIdle()
 	e.observer.CloseIdleConnections()
 }
@@ -132,7 +176,28 @@ func (e *Env) next() int64 { return e.seq.Add(1) }
 
 // ctx returns a context bounded by the attempt timeout times n.
 func (e *Env) ctx(n int) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), time.Duration(n)*e.Settings.AttemptTimeout)
+	return context.WithTimeout(e.done, time.Duration(n)*e.Settings.AttemptTimeout)
+}
+
+// halt ends the calling goroutine, quietly, once the environment is closed. Ginkgo does not
+// stop a spec body when the run is interrupted or passes its deadline: it abandons it and
+// moves on. Such a body must neither keep sending nor report into a later run (Ginkgo's
+// Fail, Skip and Expect act on package globals), so it calls halt before each step.
+func (e *Env) halt() {
+	if e.done.Err() != nil {
+		runtime.Goexit()
+	}
+}
+
+// sleepUntil waits until t, or halts when the environment is closed first.
+func (e *Env) sleepUntil(t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-e.done.Done():
+		e.halt()
+	}
 }
 
 // defaultTenant is the tenant most specs act as (nil when the target declares none).

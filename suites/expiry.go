@@ -54,11 +54,11 @@ func expirySpecs(e *Env) {
 		first := e.ok(op.Do(Send{Instance: 0}))
 		expectSuccess(first, "first answer")
 		created := first.End
-		time.Sleep(time.Until(created.Add(r / 2)))
+		e.sleepUntil(created.Add(r / 2))
 		half := e.ok(op.Do(Send{Instance: 1}))
 		e.expectSame(first, half, "the retry at half the retention")
 		e.expectRecords(op, 1)
-		time.Sleep(time.Until(first.Start.Add(r + expiryMargin(r))))
+		e.sleepUntil(first.Start.Add(r + expiryMargin(r)))
 		late := e.ok(op.Do(Send{Instance: 2}))
 		if e.Target.Profile.Expired == targets.ExpiredReject {
 			expectStatus(late, e.Target.Profile.ExpiredStatus, "the retry after the retention")

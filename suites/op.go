@@ -3,6 +3,7 @@ package suites
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,6 +67,8 @@ func (o *Op) WithKey(key string) *Op {
 type Send struct {
 	// Instance picks the instance (index modulo the number of instances); -1 = random.
 	Instance int
+	// Via sends to this instance instead (e.g. the instance seen through a fault proxy).
+	Via *targets.Instance
 	// Variant sends the operation's variant body (the mismatch check).
 	Variant bool
 	// Reformat sends the body with its fields reordered and other white space.
@@ -93,6 +96,7 @@ func (o *Op) Do(s Send) history.Attempt {
 
 // DoCtx is Do with a context.
 func (o *Op) DoCtx(ctx context.Context, s Send) history.Attempt {
+	o.env.halt()
 	req, meta, err := o.Build(ctx, s)
 	if err != nil {
 		return history.Attempt{Op: o.Def.Name, Key: o.Key, Outcome: history.Failed, Err: "build request: " + err.Error()}
@@ -103,6 +107,9 @@ func (o *Op) DoCtx(ctx context.Context, s Send) history.Attempt {
 // Build renders the attempt's request without sending it.
 func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta, error) {
 	ins := o.env.instance(s.Instance)
+	if s.Via != nil {
+		ins = s.Via
+	}
 	tenant := o.Tenant
 	if s.Auth != "" {
 		tenant = o.badTenant(s.Auth)
@@ -151,9 +158,14 @@ func (o *Op) Count() (int, error) { return o.count(true) }
 
 // count counts records, noting the count in the spec's evidence when asked.
 func (o *Op) count(note bool) (int, error) {
+	o.env.halt()
 	ctx, cancel := o.env.ctx(2)
 	defer cancel()
 	n, err := o.env.Target.CountRecords(ctx, o.Def, o.Tenant, o.vars(), o.env.observer)
+	if err != nil {
+		// An observer's error quotes what it answered, which may echo the credentials it was sent.
+		err = errors.New(o.env.History.Redactor().String(err.Error()))
+	}
 	if note {
 		o.env.noteCount(o, n, err)
 	}

@@ -30,7 +30,8 @@ var properties []*Property
 // register adds a property (called from the init function of its file).
 func register(p *Property) {
 	properties = append(properties, p)
-	order := []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control"}
+	order := []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
+		"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay"}
 	rank := func(name string) int {
 		for i, n := range order {
 			if n == name {
@@ -100,6 +101,7 @@ const (
 // unknown ends the running spec without a verdict: the target's behaviour could not be
 // established (a timeout, a lost response). It is not a violation.
 func (e *Env) unknown(format string, args ...any) {
+	e.halt()
 	reason := sprintf(format, args...)
 	AddReportEntry(unknownEntry, reason, ReportEntryVisibilityNever)
 	AddReportEntry(evidenceEntry, e.evidenceSnapshot(), ReportEntryVisibilityNever)

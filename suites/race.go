@@ -17,6 +17,11 @@ import (
 //
 // Catches: race (lookup and claim are separate steps), loser-500 (the loser of the claim
 // gets 500), and two `--store memory` instances behind one target (each dedupes alone).
+//
+// Bursts are released by last-byte synchronisation on http:// targets, by a barrier
+// otherwise (Settings.RaceMode). The property publishes the mode and, when the target reports
+// arrival times (X-Retrysafe-Arrival), the median and 90th percentile of the bursts' arrival
+// spreads as its figures.
 func init() {
 	register(&Property{
 		Name: "race",
@@ -48,6 +53,7 @@ func raceSpecs(e *Env) {
 					e.notef("round %d (key %s) unknown: %s", round, op.Key, why)
 				}
 			}
+			publishFigures(e.raceFigures())
 			if len(problems) > 0 {
 				e.keepKeys(failedKeys)
 				Fail(sprintf("%d of %d rounds violated the race property:\n%s",
@@ -70,7 +76,10 @@ const (
 
 // raceRound fires one burst and judges it.
 func (e *Env) raceRound(op *Op) (roundVerdict, string) {
-	atts := e.burst(op, e.Settings.RaceK)
+	atts := e.Burst(op, e.Settings.RaceK)
+	if d, err := ArrivalSpread(atts); err == nil {
+		e.noteSpread(d)
+	}
 	var successes []*history.Attempt // distinct successful answers
 	var bad []string
 	statuses := map[int]int{}
@@ -99,8 +108,10 @@ func (e *Env) raceRound(op *Op) (roundVerdict, string) {
 	if op.Def.Observer != nil {
 		n, err := op.count(false)
 		switch {
-		case err != nil:
+		case err != nil && len(bad) == 0:
 			return roundUnknown, "observer: " + err.Error()
+		case err != nil: // the statuses are a violation whatever the count
+			bad = append(bad, "records unknown (observer: "+err.Error()+")")
 		case n != 1:
 			op.env.noteCount(op, n, nil)
 			bad = append([]string{sprintf("%d business records", n)}, bad...)

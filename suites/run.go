@@ -31,6 +31,9 @@ type RunOptions struct {
 	Timeout time.Duration
 	// JUnitFile receives Ginkgo's JUnit report when set.
 	JUnitFile string
+	// ReportDir is the folder where properties write files of their own (the load
+	// property's load-latency.html). Empty: the folder of JUnitFile, or nowhere.
+	ReportDir string
 	// Progress receives one line per finished spec (nil = none).
 	Progress io.Writer
 	// GinkgoLog receives Ginkgo's own console report (nil = discarded).
@@ -60,6 +63,10 @@ func Run(e *Env, opts RunOptions) (*reports.Run, error) {
 	RegisterFailHandler(Fail)
 
 	var report types.Report
+	e.reportDir = opts.ReportDir
+	if e.reportDir == "" && opts.JUnitFile != "" {
+		e.reportDir = filepath.Dir(opts.JUnitFile)
+	}
 	registerSpecs(e)
 	ReportAfterSuite("retrysafe", func(r Report) { report = r })
 	if opts.Progress != nil {
@@ -122,6 +129,9 @@ func swapGinkgoOutput(w io.Writer) func() {
 
 // writeProgress prints one line per finished spec.
 func writeProgress(w io.Writer, r SpecReport) {
+	if notSelected(r) {
+		return // left out by --label-filter or --focus (or by an interrupt): not news
+	}
 	verdict := specVerdict(r)
 	line := fmt.Sprintf("  %-7s %s (%.1fs)", verdict, strings.TrimPrefix(r.FullText(), suiteText+" "), r.RunTime.Seconds())
 	if verdict == reports.Skipped || verdict == reports.Unknown {
@@ -142,8 +152,8 @@ func specVerdict(r SpecReport) reports.Verdict {
 			}
 		}
 		return reports.Skipped
-	case r.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
-		return reports.Unknown
+	case r.State.Is(types.SpecStateInterrupted | types.SpecStateAborted | types.SpecStateTimedout):
+		return reports.Unknown // cut short by an interrupt or the run's deadline: no verdict
 	}
 	return reports.Fail
 }

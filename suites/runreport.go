@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +40,23 @@ func buildRun(e *Env, gr types.Report, started time.Time) *reports.Run {
 		}
 		p.Specs = append(p.Specs, reportSpec(name, sr))
 		p.Duration += sr.RunTime
-		if sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted) {
+		addFigures(p, sr)
+		if sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted | types.SpecStateTimedout) {
 			run.Complete = false
 			run.Incomplete = "interrupted: " + firstLine(sr.Failure.Message)
+			if sr.State.Is(types.SpecStateTimedout) {
+				run.Incomplete = "deadline: " + firstLine(sr.Failure.Message)
+			}
+		}
+	}
+	// An interrupt or the deadline between two specs leaves no interrupted spec behind, only
+	// skipped ones that look unselected; Ginkgo names the reason on the suite.
+	for _, why := range gr.SpecialSuiteFailureReasons {
+		if strings.Contains(why, "Interrupted") || strings.Contains(why, "Timeout") {
+			run.Complete = false
+			if run.Incomplete == "" {
+				run.Incomplete = why
+			}
 		}
 	}
 	for _, p := range properties {
@@ -169,4 +184,19 @@ func profileMap(p targets.Profile) map[string]string {
 		m["expired_status"] = strconv.Itoa(p.ExpiredStatus)
 	}
 	return m
+}
+
+// addFigures merges the key figures a spec published (see publishFigures) into its property.
+func addFigures(p *reports.Property, sr types.SpecReport) {
+	for _, en := range sr.ReportEntries {
+		if en.Name != figuresEntry {
+			continue
+		}
+		if f, ok := en.Value.GetRawValue().(map[string]string); ok {
+			if p.Figures == nil {
+				p.Figures = map[string]string{}
+			}
+			maps.Copy(p.Figures, f)
+		}
+	}
 }

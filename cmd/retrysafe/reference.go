@@ -3,46 +3,57 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
-	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
 // Settings of the reference API that `run` starts by itself: short enough that the expiry
-// property runs within --max-wait.
+// and crash properties run within --max-wait.
 const (
 	selfRetention   = "4s"
 	selfLockTimeout = "3s"
 )
 
-// startReference starts `retrysafe serve` as a subprocess on a free port and returns the
-// embedded reference target file pointed at it.
-func startReference(ctx context.Context, procs *faults.Processes, store string) (*targets.Target, error) {
+// managedReference describes the reference API that `run` starts by itself through the
+// embedded managed target file: a `retrysafe serve` subprocess on a free port, on the given
+// store (SQLite in a temporary folder by default), bound to the harness's downstream sink.
+// The processes start later, with the faults (suites.SetUpFaults); tmp receives the SQLite
+// file and is removed by the caller.
+func managedReference(store, tmp string) (*targets.Target, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	p, err := procs.Start("reference API", []string{self, "serve", "--addr", "127.0.0.1:0", "--store", store,
-		"--retention", selfRetention, "--lock-timeout", selfLockTimeout}, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	url, err := p.WaitListening(wctx)
+	addr := ln.Addr().String()
+	ln.Close()
+	dsn, err := reference.DefaultDSN(store)
 	if err != nil {
 		return nil, err
+	}
+	if store == "sqlite" {
+		dsn = filepath.Join(tmp, "reference.db")
 	}
 	vars := map[string]string{
-		"RETRYSAFE_URL":          url,
+		"RETRYSAFE_BIN":          self,
+		"RETRYSAFE_URL":          "http://" + addr,
+		"RETRYSAFE_STORE":        store,
+		"RETRYSAFE_DSN":          dsn,
+		"RETRYSAFE_DURABLE":      fmt.Sprint(store != "memory"),
 		"RETRYSAFE_RETENTION":    selfRetention,
 		"RETRYSAFE_LOCK_TIMEOUT": selfLockTimeout,
 	}
-	return targets.Parse("reference.yaml (embedded)", examples.Reference, func(name string) (string, bool) {
+	return targets.Parse("reference-managed.yaml (embedded)", examples.ReferenceManaged, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,10 +25,14 @@ type runFlags struct {
 	settings  suites.Settings
 	strict    bool
 	store     string
+
+	allowRemote bool
 }
 
-func newRunCmd() *cobra.Command {
-	var f runFlags
+func newRunCmd() *cobra.Command { return runCommand(new(runFlags)) }
+
+// runCommand is `retrysafe run` with its flags bound to f.
+func runCommand(f *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the conformance properties against a target",
@@ -42,7 +47,7 @@ Exit codes: 0 every checked property holds; 1 at least one violation; 2 the run 
 start (bad file or flags, malformed label filter, unreachable target); 3 incomplete
 (interrupted, overall deadline, or a verdict left unknown) with no violation.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "target file (default: start and test the reference API)")
@@ -58,7 +63,10 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.IntVar(&f.settings.ReplayN, "replays", 10, "sequential sends of one request in the replay property")
 	fl.IntVar(&f.settings.RaceK, "burst", 16, "same-key requests per burst in the race property")
 	fl.IntVar(&f.settings.RaceRounds, "rounds", 20, "bursts per operation in the race property")
+	fl.IntVar(&f.settings.LoadRate, "load-rate", suites.DefaultLoadRate, "hits per second of the load property")
+	fl.DurationVar(&f.settings.LoadDuration, "load-duration", suites.DefaultLoadDuration, "how long the load property sends")
 	fl.DurationVar(&f.settings.AttemptTimeout, "attempt-timeout", 10*time.Second, "timeout of one request")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "test a target that is not on this machine (a host other than localhost, 127.0.0.0/8 or ::1); burst, rounds, replays and load rate then default to 4, 5, 5 and 20/s")
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API started without --target: memory, sqlite, postgres, redis")
 	return cmd
 }
@@ -68,18 +76,44 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	if err := suites.CheckLabelFilter(f.opts.LabelFilter); err != nil {
 		return usageErr("%v", err)
 	}
+	if f.opts.Timeout <= 0 {
+		return usageErr("--timeout must be greater than zero")
+	}
+	ctx, sigs := catchSignals(cmd.Context(), cmd.ErrOrStderr())
+	defer sigs.stop() // deferred first, so it runs last: a second signal cannot cut clean-up short
+	deadline := time.Now().Add(f.opts.Timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	var procs faults.Processes
 	defer procs.StopAll(5 * time.Second)
-	t, err := loadRunTarget(cmd.Context(), f, &procs)
+
+	tmp, err := os.MkdirTemp("", "retrysafe-run-")
 	if err != nil {
-		return err
+		return usageErr("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	t, err := loadRunTarget(f, tmp)
+	if err != nil {
+		return notStarted(ctx, f, err)
 	}
 	defer t.Close()
-	if err := checkReachable(cmd.Context(), t); err != nil {
-		return usageErr("%v", err)
+	if err := guardRemote(t, f.allowRemote); err != nil {
+		return err
+	}
+	if remote := remoteInstances(t); len(remote) > 0 {
+		capRemote(cmd, f, remote, out)
+	}
+	kit, err := suites.SetUpFaults(ctx, t, &procs)
+	if err != nil {
+		return notStarted(ctx, f, usageErr("%v", err))
+	}
+	defer kit.Close()
+	if err := checkReachable(ctx, t); err != nil {
+		return notStarted(ctx, f, usageErr("%v", err))
 	}
 	f.settings.Repro = reproBase(f)
 	env := suites.NewEnv(t, f.settings)
+	env.Faults = kit
 	defer env.Close()
 	fmt.Fprintf(out, "retrysafe: testing %s (%s), run %s, seed %d\n", t.Name, t.Instances[0].URL.Redacted(), env.Settings.RunID, env.Settings.Seed)
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
@@ -87,19 +121,27 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	}
 	opts := f.opts
 	opts.JUnitFile = filepath.Join(f.reportDir, "junit.xml")
+	opts.ReportDir = f.reportDir
 	opts.Progress = out
 	ginkgoLog, err := os.Create(filepath.Join(f.reportDir, "ginkgo.log"))
 	if err == nil {
 		defer ginkgoLog.Close()
 		opts.GinkgoLog = ginkgoLog
 	}
+	if err := ctx.Err(); err != nil {
+		return notStarted(ctx, f, err)
+	}
+	opts.Timeout = time.Until(deadline)
 	run, err := suites.Run(env, opts)
+	env.Close() // ends whatever a spec abandoned by an interrupt or the deadline still sends
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	markIncomplete(run, sigs, deadline, f.opts.Timeout)
+	cleanUp(ctx, t, env, out)
 	run.Tool = "retrysafe"
 	run.ExitCode = exitCodeOf(run, f.strict)
-	if err := writeReports(f.reportDir, run); err != nil {
+	if err := writeReports(f.reportDir, run, htmlExtras(f.reportDir, env)); err != nil {
 		return &exitError{exitIncomplete, err}
 	}
 	fmt.Fprintln(out)
@@ -111,8 +153,34 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	return nil
 }
 
-// loadRunTarget loads --target, or starts the reference API and describes it.
-func loadRunTarget(ctx context.Context, f *runFlags, procs *faults.Processes) (*targets.Target, error) {
+// notStarted is the error of a run that ended before the properties ran: exit 3 when a
+// signal or the overall deadline stopped it, else err (exit 2).
+func notStarted(ctx context.Context, f *runFlags, err error) error {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, context.DeadlineExceeded):
+		return &exitError{exitIncomplete, fmt.Errorf("the overall deadline (--timeout %v) passed before the properties ran: %w", f.opts.Timeout, err)}
+	case cause != nil:
+		return &exitError{exitIncomplete, fmt.Errorf("%v before the properties ran", cause)}
+	}
+	return err
+}
+
+// markIncomplete marks a run that a signal or the deadline cut short, also when Ginkgo did
+// not (a signal just before or after the specs ran).
+func markIncomplete(run *reports.Run, sigs *signalCatcher, deadline time.Time, timeout time.Duration) {
+	if sig := sigs.caught(); sig != nil {
+		run.Complete = false
+		run.Incomplete = "interrupted by " + signalName(sig)
+		return
+	}
+	if !run.Complete && !time.Now().Before(deadline) {
+		run.Incomplete = fmt.Sprintf("deadline: the run took longer than --timeout %v", timeout)
+	}
+}
+
+// loadRunTarget loads --target, or describes the reference API that the harness starts
+// itself (its processes start with the faults).
+func loadRunTarget(f *runFlags, tmp string) (*targets.Target, error) {
 	if f.target != "" {
 		t, err := targets.Load(f.target)
 		if err != nil {
@@ -120,9 +188,9 @@ func loadRunTarget(ctx context.Context, f *runFlags, procs *faults.Processes) (*
 		}
 		return t, nil
 	}
-	t, err := startReference(ctx, procs, f.store)
+	t, err := managedReference(f.store, tmp)
 	if err != nil {
-		return nil, usageErr("start the reference API: %v", err)
+		return nil, usageErr("describe the reference API: %v", err)
 	}
 	return t, nil
 }
@@ -149,12 +217,16 @@ func verdictWord(run *reports.Run, strict bool) string {
 	return "pass"
 }
 
-// writeReports writes report.json and summary.md (junit.xml is written by Ginkgo).
-func writeReports(dir string, run *reports.Run) error {
+// writeReports writes report.json, summary.md and report.html (junit.xml is written by
+// Ginkgo).
+func writeReports(dir string, run *reports.Run, extras *reports.HTMLExtras) error {
 	if err := reports.WriteJSON(filepath.Join(dir, "report.json"), run); err != nil {
 		return err
 	}
-	return reports.WriteMarkdown(filepath.Join(dir, "summary.md"), run)
+	if err := reports.WriteMarkdown(filepath.Join(dir, "summary.md"), run); err != nil {
+		return err
+	}
+	return reports.WriteHTML(filepath.Join(dir, "report.html"), run, extras)
 }
 
 // reproBase is the command line that reruns this run, to which a failure adds --focus,

@@ -79,43 +79,52 @@ of 'retrysafe serve'.`,
 	return cmd
 }
 
+// matrixLabelWidth is the width of the matrix's first column.
+const matrixLabelWidth = 28
+
 // printMatrix prints the correct API's results and the mutant matrix.
 func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 	if len(stores) == 0 {
 		stores = reference.AllStores
 	}
-	fmt.Fprintf(w, "%-21s", "correct API")
-	for _, s := range stores {
-		fmt.Fprintf(w, " %-10s", s)
+	header := func(title string) {
+		fmt.Fprintf(w, "%-41s", title)
+		for _, s := range stores {
+			fmt.Fprintf(w, " %-10s", s)
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
-	byStore := map[string]string{}
+	header("correct API")
+	failed := map[string][]string{}
 	for _, c := range res.Correct {
 		if c.Result == "fail" {
-			byStore[c.Store] += " FAIL:" + c.Property
+			failed[c.Store] = append(failed[c.Store], c.Property)
 		}
 	}
-	fmt.Fprintf(w, "%-21s", "")
+	fmt.Fprintf(w, "%-41s", "all properties")
 	for _, s := range stores {
 		v := "pass"
-		if byStore[s] != "" {
-			v = strings.TrimSpace(byStore[s])
+		if len(failed[s]) > 0 {
+			v = "FAIL"
 		}
 		fmt.Fprintf(w, " %-10s", v)
 	}
-	fmt.Fprintf(w, "\n\n%-21s", "mutant (property)")
+	fmt.Fprintln(w)
 	for _, s := range stores {
-		fmt.Fprintf(w, " %-10s", s)
+		if len(failed[s]) > 0 {
+			fmt.Fprintf(w, "  %s fails: %s\n", s, strings.Join(failed[s], ", "))
+		}
 	}
 	fmt.Fprintln(w)
+	header("mutant (property)")
 	var last string
 	for _, c := range res.Cells {
-		if c.Mutant != last {
+		if c.Mutant+c.Property != last {
 			if last != "" {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(w, "%-21s", c.Mutant)
-			last = c.Mutant
+			fmt.Fprintf(w, "%-41s", c.Mutant+" ("+c.Property+")")
+			last = c.Mutant + c.Property
 		}
 		v := c.Result
 		if c.Result == selftest.Survived && c.Required {
@@ -126,7 +135,7 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 		}
 		fmt.Fprintf(w, " %-10s", v)
 	}
-	fmt.Fprintln(w, "\n(* reported, not required; the property of each row is in `retrysafe mutants`)")
+	fmt.Fprintln(w, "\n(* reported, not required)")
 }
 
 func writeSelftestJSON(path string, res *selftest.Result) error {

@@ -44,6 +44,9 @@ func Format(a Attempt, maxBody int) string {
 	fmt.Fprintf(&b, " outcome=%s %s\n", a.Outcome, a.Duration().Round(10*time.Microsecond))
 
 	fmt.Fprintf(&b, "> %s %s\n", a.Method, a.URL)
+	if a.Compacted {
+		b.WriteString("> (compact record: headers and request body not kept)\n")
+	}
 	writeHeader(&b, "> ", a.ReqHeader)
 	writeBody(&b, "> ", a.ReqBody, false, maxBody)
 

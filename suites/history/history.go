@@ -68,6 +68,9 @@ type Attempt struct {
 	Outcome Outcome
 	// Note is free text for evidence, e.g. "re-sent after 429 (1/2)".
 	Note string
+	// Compacted reports an attempt stored compactly (see History.Compact):
+	// its request and response headers and its request body were not kept.
+	Compacted bool
 }
 
 // Duration is how long the attempt took, from Start to End.
@@ -79,7 +82,10 @@ type History struct {
 	redact *Redactor
 
 	mu       sync.Mutex
-	attempts []Attempt
+	n        int64     // attempts recorded, full and compact
+	attempts []Attempt // attempts kept whole
+	compact  *compactStore
+	keepFull func(Attempt) bool // non-nil while compact recording is on
 }
 
 // New returns an empty History that redacts every attempt with r before
@@ -98,10 +104,22 @@ func (h *History) Redactor() *Redactor { return h.redact }
 // Add redacts a, assigns it the next sequence number, stores it and returns
 // the stored (redacted) attempt. It is safe for concurrent use.
 func (h *History) Add(a Attempt) Attempt {
+	h.mu.Lock()
+	keepFull := h.keepFull
+	h.mu.Unlock()
+	if keepFull != nil && compactable(a) && !keepFull(a) {
+		return h.addCompact(a)
+	}
+	return h.addWhole(a)
+}
+
+// addWhole redacts and stores a whole.
+func (h *History) addWhole(a Attempt) Attempt {
 	a = h.redact.Attempt(a)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	a.Seq = int64(len(h.attempts)) + 1
+	h.n++
+	a.Seq = h.n
 	h.attempts = append(h.attempts, a)
 	return a
 }
@@ -111,9 +129,18 @@ func (h *History) Add(a Attempt) Attempt {
 // as read-only.
 func (h *History) All() []Attempt {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]Attempt, len(h.attempts))
-	copy(out, h.attempts)
+	if h.compact == nil {
+		defer h.mu.Unlock()
+		out := make([]Attempt, len(h.attempts))
+		copy(out, h.attempts)
+		return out
+	}
+	n := h.n
+	h.mu.Unlock()
+	out := make([]Attempt, 0, n)
+	for a := range h.After(0) {
+		out = append(out, a)
+	}
 	return out
 }
 
@@ -121,12 +148,20 @@ func (h *History) All() []Attempt {
 // Keys are compared as stored, that is after redaction.
 func (h *History) ByKey(key string) []Attempt {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []Attempt
-	for _, a := range h.attempts {
-		if a.Key == key {
-			out = append(out, a)
+	if h.compact == nil {
+		defer h.mu.Unlock()
+		var out []Attempt
+		for _, a := range h.attempts {
+			if a.Key == key {
+				out = append(out, a)
+			}
 		}
+		return out
+	}
+	h.mu.Unlock()
+	var out []Attempt
+	for a := range h.scan(0, &key) {
+		out = append(out, a)
 	}
 	return out
 }
@@ -135,5 +170,5 @@ func (h *History) ByKey(key string) []Attempt {
 func (h *History) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.attempts)
+	return int(h.n)
 }

@@ -1,9 +1,12 @@
 package history
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -38,6 +41,7 @@ var alwaysSecret = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Auth
 // removed whole.
 type Redactor struct {
 	headers map[string]bool // lower-case header names
+	canon   map[string]bool // the same names in canonical form
 
 	mu       sync.RWMutex
 	values   map[string]bool
@@ -51,10 +55,11 @@ const MinLearned = 4
 // passwords, tenant credentials) and extra secret header names (for example
 // a tenant header or "X-Api-Key"). Empty values and names are ignored.
 func NewRedactor(secretValues, secretHeaders []string) *Redactor {
-	r := &Redactor{headers: make(map[string]bool), values: make(map[string]bool)}
+	r := &Redactor{headers: make(map[string]bool), canon: make(map[string]bool), values: make(map[string]bool)}
 	for _, name := range append(append([]string(nil), alwaysSecret...), secretHeaders...) {
 		if name = strings.TrimSpace(name); name != "" {
 			r.headers[strings.ToLower(name)] = true
+			r.canon[http.CanonicalHeaderKey(name)] = true
 		}
 	}
 	r.Learn(secretValues...)
@@ -69,8 +74,8 @@ func (r *Redactor) Learn(values ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range values {
-		if v != "" {
-			r.values[v] = true
+		for _, form := range escapedForms(v) {
+			r.values[form] = true
 		}
 	}
 	vals := make([]string, 0, len(r.values))
@@ -89,6 +94,28 @@ func (r *Redactor) Learn(values ...string) {
 		pairs = append(pairs, v, Redacted)
 	}
 	r.replacer = strings.NewReplacer(pairs...)
+}
+
+// escapedForms returns v and the forms it takes once escaped: inside a JSON string (a
+// target echoing it in a JSON body), a Go-quoted string (an error message quoting a body
+// with %q), and a Go-quoted JSON string (quoting a JSON body), so that an echoed secret is
+// found also then. Empty for an empty v.
+func escapedForms(v string) []string {
+	if v == "" {
+		return nil
+	}
+	inner := func(quoted string) string { return quoted[1 : len(quoted)-1] }
+	j := v
+	if b, err := json.Marshal(v); err == nil {
+		j = inner(string(b))
+	}
+	var forms []string
+	for _, f := range []string{v, j, inner(strconv.Quote(v)), inner(strconv.Quote(j))} {
+		if f != "" && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // hasNew reports whether values holds a non-empty value not yet known.
@@ -149,7 +176,35 @@ func (r *Redactor) IsSecretHeader(name string) bool {
 		}
 		return false
 	}
+	if isCanonicalKey(name) { // the usual case, answered without allocating
+		return r.canon[name]
+	}
 	return r.headers[strings.ToLower(name)]
+}
+
+// isCanonicalKey reports whether name is a header name in canonical form made of letters,
+// digits and hyphens only (as http.CanonicalHeaderKey writes them).
+func isCanonicalKey(name string) bool {
+	upper := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			if !upper {
+				return false
+			}
+		case 'a' <= c && c <= 'z':
+			if upper {
+				return false
+			}
+		case '0' <= c && c <= '9':
+		case c == '-':
+		default:
+			return false
+		}
+		upper = c == '-'
+	}
+	return true
 }
 
 // String returns s with every secret value replaced by Redacted.

@@ -65,6 +65,7 @@ type Options struct {
 	PostgresDSN string        // default: $RETRYSAFE_PG_DSN or the built-in default
 	RedisURL    string        // default: $RETRYSAFE_REDIS_URL or the built-in default
 	Progress    io.Writer     // one line per finished cell (nil = none)
+	Binary      string        // the retrysafe binary started for the process properties (default: this program)
 	Settings    suites.Settings
 }
 
@@ -86,6 +87,9 @@ func (o *Options) defaults() {
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
+	}
+	if o.Binary == "" {
+		o.Binary = defaultBinary()
 	}
 }
 
@@ -158,13 +162,18 @@ type row struct {
 	reported []string
 }
 
-// rows lists the matrix rows, filtered by name when names is not empty.
+// rows lists the matrix rows, filtered by name when names is not empty. The race mutant and
+// the two memory instances have a second row: the load property must catch them too.
 func rows(names []string) []row {
 	var out []row
 	for _, m := range reference.Mutants {
 		out = append(out, row{string(m.Name), m.Name, m.CaughtBy, m.Stores, m.Reported})
+		if m.Name == reference.MutantRace {
+			out = append(out, row{string(m.Name), m.Name, "load", m.Stores, m.Reported})
+		}
 	}
-	out = append(out, row{name: TwoMemoryInstances, property: "race", required: []string{"memory"}})
+	out = append(out, row{name: TwoMemoryInstances, property: "race", required: []string{"memory"}},
+		row{name: TwoMemoryInstances, property: "load", required: []string{"memory"}})
 	if len(names) == 0 {
 		return out
 	}
@@ -176,11 +185,19 @@ func built(property string) bool {
 	return slices.ContainsFunc(suites.Properties(), func(p *suites.Property) bool { return p.Name == property })
 }
 
-// runCorrect runs every property against the correct API on one store.
+// runCorrect runs every property against the correct API on one store: in-process, and the
+// process properties against managed processes on the durable stores.
 func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error) {
-	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "")
+	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "!fault:process")
 	if err != nil {
 		return nil, err
+	}
+	if store != "memory" {
+		managed, err := st.runManaged(ctx, store, reference.MutantNone, processFilter())
+		if err != nil {
+			return nil, err
+		}
+		run.Properties = append(run.Properties, managed.Properties...)
 	}
 	var out []Correct
 	for _, p := range run.Properties {
@@ -216,7 +233,13 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	if r.name == TwoMemoryInstances {
 		instances = 2
 	}
-	run, err := st.runAgainst(ctx, store, r.mutant, instances, "property:"+r.property)
+	var run *reports.Run
+	var err error
+	if isProcessProperty(r.property) {
+		run, err = st.runManaged(ctx, store, r.mutant, "property:"+r.property)
+	} else {
+		run, err = st.runAgainst(ctx, store, r.mutant, instances, "property:"+r.property)
+	}
 	if err != nil {
 		return cell, err
 	}
@@ -233,12 +256,13 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	return cell, nil
 }
 
-// failingSpecs names the failing specs of a property.
+// failingSpecs names the failing specs of a property, with the first line of each failure.
 func failingSpecs(p reports.Property) string {
 	var names []string
 	for _, s := range p.Specs {
 		if s.Verdict == reports.Fail {
-			names = append(names, s.Text)
+			msg, _, _ := strings.Cut(s.Failure, "\n")
+			names = append(names, s.Text+" ("+msg+")")
 		}
 	}
 	return strings.Join(names, "; ")

@@ -2,7 +2,6 @@ package selftest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets/reference"
@@ -93,7 +93,12 @@ func start(store reference.Store, cfg reference.Config) (*instance, error) {
 // store (they cannot share one); on the other stores they share it.
 func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutant, n int, labelFilter string) (*reports.Run, error) {
 	cell := st.n.Add(1)
+	sink, err := faults.NewSink("127.0.0.1:0", "")
+	if err != nil {
+		return nil, err
+	}
 	cfg := reference.Config{
+		Downstream:  sink.URL(),
 		Tenants:     []string{"alice", "bob"},
 		Mutant:      m,
 		Retention:   st.opts.Retention,
@@ -105,7 +110,6 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 	for range n {
 		store := shared
 		if store == nil {
-			var err error
 			if store, err = st.open(ctx, kind, cell); err != nil {
 				return nil, fmt.Errorf("open %s store: %w", kind, err)
 			}
@@ -127,20 +131,12 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 	}
 	t, err := loadTarget(urls, kind != "memory" || n == 1, st.opts.Retention, st.opts.LockTimeout)
 	if err != nil {
+		sink.Close()
 		return nil, err
 	}
 	defer t.Close()
-	settings := st.opts.Settings
-	settings.RunID = fmt.Sprintf("st%d-%d", time.Now().Unix()%100000, cell)
-	settings.KeyPrefix = ""
-	env := suites.NewEnv(t, settings)
-	defer env.Close()
-	run, err := suites.Run(env, suites.RunOptions{LabelFilter: labelFilter, Timeout: 5 * time.Minute})
-	if err != nil {
-		return nil, err
-	}
-	if !run.Complete {
-		return run, errors.New("self-test interrupted: " + run.Incomplete)
-	}
-	return run, nil
+	f := suites.NewFaults(t)
+	f.Sink = sink
+	defer f.Close()
+	return st.runEnv(t, f, cell, labelFilter)
 }

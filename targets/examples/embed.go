@@ -8,3 +8,9 @@ import _ "embed"
 //
 //go:embed reference.yaml
 var Reference []byte
+
+// ReferenceManaged is targets/examples/reference-managed.yaml: the reference API started by
+// the harness through a lifecycle, bound to the harness's downstream sink.
+//
+//go:embed reference-managed.yaml
+var ReferenceManaged []byte

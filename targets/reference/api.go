@@ -128,11 +128,12 @@ func (a *API) lockTimeout() time.Duration {
 
 // tenant returns the caller's tenant, or "" when the token is missing or unknown.
 func (a *API) tenant(r *http.Request) string {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || !a.tenants[strings.TrimSpace(token)] {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !a.tenants[token] {
 		return ""
 	}
-	return strings.TrimSpace(token)
+	return token
 }
 
 // orderRequest is the JSON body of both operations.

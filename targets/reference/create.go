@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 )
@@ -46,11 +48,14 @@ func (a *API) create(op operation) http.HandlerFunc {
 			writeProblem(w, status, detail)
 			return
 		}
+		// Once claimed, the work goes on when the client goes away: a real handler does not
+		// abandon a charge half-way because its caller hung up.
+		ctx := context.WithoutCancel(r.Context())
 		if a.cfg.Mutant == MutantRace {
-			a.checkThenInsert(w, r.Context(), at)
+			a.checkThenInsert(w, ctx, at)
 			return
 		}
-		res, err := a.cfg.Store.Claim(r.Context(), ClaimRequest{
+		res, err := a.cfg.Store.Claim(ctx, ClaimRequest{
 			Scope: at.scope, Fingerprint: at.fingerprint, Now: a.cfg.Now(),
 			Retention: a.retention(), LockTimeout: a.lockTimeout(),
 		})
@@ -70,9 +75,9 @@ func (a *API) create(op operation) http.HandlerFunc {
 			w.Header().Set("Retry-After", "1")
 			writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is in progress")
 		case Completed:
-			a.replay(w, r.Context(), at, res.Response)
+			a.replay(w, ctx, at, res.Response)
 		case Claimed:
-			a.execute(w, r.Context(), at, res.Token)
+			a.execute(w, ctx, at, res.Token)
 		}
 	}
 }
@@ -84,8 +89,11 @@ func (a *API) parseAttempt(r *http.Request, op operation, body []byte) (attempt,
 		return at, http.StatusUnauthorized, "missing or unknown bearer token"
 	}
 	header, ok := r.Header["Idempotency-Key"]
-	if !ok {
+	switch {
+	case !ok:
 		return at, http.StatusBadRequest, "Idempotency-Key header is required"
+	case len(header) > 1:
+		return at, http.StatusBadRequest, "Idempotency-Key header must be sent once"
 	}
 	key, err := ParseKey(header[0])
 	if err != nil {
@@ -219,8 +227,9 @@ func (a *API) perform(ctx context.Context, at attempt) (Response, *Record) {
 	}
 	if a.cfg.Downstream != "" {
 		if err := a.callDownstream(ctx, at); err != nil {
+			a.cfg.Logger.Printf("downstream: %v", err)
 			return Response{Status: http.StatusBadGateway,
-				Body: problemBody(http.StatusBadGateway, "downstream provider failed: "+err.Error())}, nil
+				Body: problemBody(http.StatusBadGateway, "downstream provider failed: "+downstreamFailure(err))}, nil
 		}
 	}
 	rec := a.newRecord(at)
@@ -257,10 +266,27 @@ func (a *API) callDownstream(ctx context.Context, at attempt) error {
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBodyBytes))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return statusError(resp.StatusCode)
 	}
 	return nil
 }
+
+// downstreamFailure describes a downstream error without internal addresses.
+func downstreamFailure(err error) string {
+	var se statusError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("status %d", int(se))
+	case errors.Is(err, context.DeadlineExceeded), os.IsTimeout(err):
+		return "timeout"
+	}
+	return "no answer"
+}
+
+// statusError is a non-2xx downstream answer.
+type statusError int
+
+func (e statusError) Error() string { return fmt.Sprintf("status %d", int(e)) }
 
 // randomHex returns n random bytes in hex.
 func randomHex(n int) string {

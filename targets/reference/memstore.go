@@ -16,13 +16,14 @@ type MemoryStore struct {
 	mu      sync.Mutex
 	keys    map[string]KeyRow
 	records []Record
+	byRef   map[[3]string][]int // (tenant, kind, ref) -> indexes into records
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{keys: make(map[string]KeyRow)}
+	return &MemoryStore{keys: make(map[string]KeyRow), byRef: make(map[[3]string][]int)}
 }
 
 // storeTime normalises a time to what every store keeps: microsecond precision, UTC.
@@ -154,6 +155,8 @@ func (m *MemoryStore) AddRecord(_ context.Context, r Record) error {
 
 func (m *MemoryStore) addRecord(r Record) {
 	r.Created = storeTime(r.Created)
+	ref := [3]string{r.Tenant, r.Kind, r.Ref}
+	m.byRef[ref] = append(m.byRef[ref], len(m.records))
 	m.records = append(m.records, r)
 }
 
@@ -162,10 +165,8 @@ func (m *MemoryStore) Records(_ context.Context, tenant, kind, ref string) ([]Re
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Record
-	for _, r := range m.records {
-		if r.Tenant == tenant && r.Kind == kind && r.Ref == ref {
-			out = append(out, r)
-		}
+	for _, i := range m.byRef[[3]string{tenant, kind, ref}] {
+		out = append(out, m.records[i])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, nil

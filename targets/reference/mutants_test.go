@@ -21,7 +21,7 @@ type mutantCase struct {
 }
 
 // mutantRounds is how many bursts the concurrency scenarios send.
-const mutantRounds = 5
+const mutantRounds = 3
 
 func mutantCases() map[Mutant]mutantCase {
 	burst := apiOpts{workDelay: 20 * time.Millisecond}
@@ -279,9 +279,12 @@ func showStuckLock(t *testing.T, h *apiHarness) (bool, string) {
 	return r.status == http.StatusConflict, "retry after ten lock timeouts: " + r.String()
 }
 
-// showSplitWrite: the fenced attempt 1 commits its record in a first transaction and only
-// then finds, in the second, that its key was taken over; the correct API's single
-// transaction rolls the record back with the key.
+// showSplitWrite shows the two transactions by fencing between them: attempt 1, held
+// downstream past the lock timeout, commits its record in a first transaction and only
+// then finds, in the second, that its key was taken over, so a second record remains; the
+// correct API's single transaction writes nothing for a fenced attempt. Required on
+// PostgreSQL; on SQLite and Redis (whose split also writes the record first) the result is
+// only reported, as the table says; memory is not in the mutant's table.
 func showSplitWrite(t *testing.T, h *apiHarness) (bool, string) {
 	retry, stale := takeOver(t, h, "split", "ref-split")
 	wantNew(t, retry)

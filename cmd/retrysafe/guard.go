@@ -1,0 +1,88 @@
+package main
+
+// The guard rails of `retrysafe run`: it sends duplicate POSTs, concurrent bursts and faults,
+// so it only tests a machine other than this one when told to, and then gently.
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/spf13/cobra"
+)
+
+// Caps of a remote run, for the flags the user did not set.
+const (
+	remoteMaxBurst        = 4
+	remoteMaxRounds       = 5
+	remoteMaxReplays      = 5
+	remoteMaxLoadRate     = 20 // hits per second of the load property
+	remoteMaxLoadDuration = 5 * time.Second
+)
+
+// isLoopbackHost reports whether host (a URL's Hostname) is `localhost` or a literal loopback
+// address (127.0.0.0/8, ::1, also IPv4-mapped). It never looks a name up: a name that might
+// resolve to 127.0.0.1 is still remote, because DNS can change between the check and a send.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
+}
+
+// remoteInstances returns the target's instance URLs (redacted) whose host is not loopback.
+// Observers and cleanup requests go to the instances, so they are covered too.
+func remoteInstances(t *targets.Target) []string {
+	var out []string
+	for _, in := range t.Instances {
+		if u := in.URL.Redacted(); !isLoopbackHost(in.URL.Hostname()) && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// guardRemote refuses a target on another machine unless --allow-remote was given. It runs
+// before any request is sent.
+func guardRemote(t *targets.Target, allowRemote bool) error {
+	remote := remoteInstances(t)
+	if len(remote) == 0 || allowRemote {
+		return nil
+	}
+	host := t.Instances[slices.IndexFunc(t.Instances, func(in targets.Instance) bool {
+		return !isLoopbackHost(in.URL.Hostname())
+	})].URL.Hostname()
+	return usageErr("refusing to test %s: host %q is not localhost or a loopback address (127.0.0.0/8, ::1), "+
+		"and retrysafe sends duplicate POSTs, concurrent bursts and faults that can harm a real system; "+
+		"pass --allow-remote if you mean it (decided from the URL alone, without a DNS lookup; nothing was sent)",
+		strings.Join(remote, ", "), host)
+}
+
+// capRemote lowers burst, rounds, replays and the load property's rate and duration to
+// modest values for a remote target, unless the user set them, and says so.
+func capRemote(cmd *cobra.Command, f *runFlags, remote []string, out io.Writer) {
+	var capped []string
+	limit := func(flag string, v *int, most int) {
+		if !cmd.Flags().Changed(flag) && (*v <= 0 || *v > most) { // 0: the suites' default
+			*v = most
+			capped = append(capped, fmt.Sprintf("--%s %d", flag, most))
+		}
+	}
+	limit("burst", &f.settings.RaceK, remoteMaxBurst)
+	limit("rounds", &f.settings.RaceRounds, remoteMaxRounds)
+	limit("replays", &f.settings.ReplayN, remoteMaxReplays)
+	limit("load-rate", &f.settings.LoadRate, remoteMaxLoadRate)
+	if !cmd.Flags().Changed("load-duration") && f.settings.LoadDuration > remoteMaxLoadDuration {
+		f.settings.LoadDuration = remoteMaxLoadDuration
+		capped = append(capped, fmt.Sprintf("--load-duration %v", remoteMaxLoadDuration))
+	}
+	if len(capped) > 0 {
+		fmt.Fprintf(out, "retrysafe: remote target %s: modest defaults %s (set a flag to override it)\n",
+			strings.Join(remote, ", "), strings.Join(capped, ", "))
+	}
+}

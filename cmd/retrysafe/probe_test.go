@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/targets/probe"
+	"github.com/retrysafe/retrysafe/targets/probe/probetest"
+	"github.com/retrysafe/retrysafe/targets/reference"
+)
+
+// auditRun runs the root command in-process with args and returns what it printed (stdout and
+// stderr) and the exit code main would use.
+func auditRun(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var buf bytes.Buffer
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(&buf)
+	root.SetErr(&buf)
+	err := root.Execute()
+	if err == nil {
+		return buf.String(), exitOK
+	}
+	buf.WriteString("\nerror: " + err.Error())
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return buf.String(), ee.code
+	}
+	return buf.String(), exitUsage
+}
+
+func TestProbeCommandWritesProfile(t *testing.T) {
+	s := probetest.Start(t, reference.MutantNone)
+	out := filepath.Join(t.TempDir(), "reference.json")
+	text, code := auditRun(t, "probe", "--target", s.TargetFile, "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s", code, text)
+	}
+	for _, want := range []string{"mismatch_status", "422", "in_flight", "409", "max_key_length", "255",
+		"expired", "not-probed", "profile:\n  mismatch_status: 422"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	p, err := probe.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Schema != probe.SchemaVersion || p.Field(probe.FieldMismatchStatus).Value != "422" {
+		t.Errorf("profile file: schema %q, mismatch_status %+v", p.Schema, p.Field(probe.FieldMismatchStatus))
+	}
+}
+
+// TestProbeCompare: --compare between the correct API and a mutant exits 1 naming exactly the
+// fields the mutant changes; against itself it exits 0.
+func TestProbeCompare(t *testing.T) {
+	correct := probetest.Start(t, reference.MutantNone)
+	old := filepath.Join(t.TempDir(), "correct.json")
+	if text, code := auditRun(t, "probe", "--target", correct.TargetFile, "--out", old); code != exitOK {
+		t.Fatalf("first probe: exit %d:\n%s", code, text)
+	}
+	text, code := auditRun(t, "probe", "--target", correct.TargetFile, "--compare", old)
+	if code != exitOK || !strings.Contains(text, "drift: no behaviour field changed") {
+		t.Errorf("the correct API against itself: exit %d, want 0:\n%s", code, text)
+	}
+	tests := []struct {
+		mutant reference.Mutant
+		field  string
+		change string
+	}{
+		{reference.MutantNoFingerprint, "mismatch_status", "mismatch_status: 422 -> 201 (UNSAFE: another request's response replayed"},
+		{reference.MutantUnscoped, "tenant_scope", "tenant_scope: per-tenant -> shared (UNSAFE: response served across tenants"},
+		{reference.MutantLoser500, "in_flight", "in_flight: 409 -> 500 (UNSAFE: 5xx to a race loser"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mutant), func(t *testing.T) {
+			s := probetest.Start(t, tt.mutant)
+			text, code := auditRun(t, "probe", "--target", s.TargetFile, "--compare", old)
+			if code != exitViolation {
+				t.Fatalf("exit %d, want 1:\n%s", code, text)
+			}
+			for _, want := range []string{"drift: 1 behaviour field(s) changed: " + tt.field, tt.change,
+				"old evidence:", "new evidence:", "error: behaviour changed: " + tt.field} {
+				if !strings.Contains(text, want) {
+					t.Errorf("output lacks %q:\n%s", want, text)
+				}
+			}
+		})
+	}
+}
+
+func TestProbeCommandCannotRun(t *testing.T) {
+	s := probetest.StartWithoutDownstream(t, reference.MutantNone)
+	data, err := os.ReadFile(s.TargetFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	remote := write("remote.yaml", strings.Replace(string(data), s.URL, "http://192.0.2.1:9", 1))
+	dead := write("dead.yaml", strings.Replace(string(data), s.URL, "http://"+probetest.FreeAddr(t), 1))
+	bad := write("bad.yaml", "instances: [http://127.0.0.1:1]\noperations: []\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no target", []string{"probe"}, "--target is required"},
+		{"bad file", []string{"probe", "--target", bad}, "operations"},
+		{"remote", []string{"probe", "--target", remote}, "refusing to probe http://192.0.2.1:9"},
+		{"unreachable", []string{"probe", "--target", dead}, "target unreachable"},
+		{"bad compare file", []string{"probe", "--target", s.TargetFile, "--compare", bad}, "--compare"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, code := auditRun(t, tt.args...)
+			if code != exitUsage || !strings.Contains(text, tt.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, tt.want, text)
+			}
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// Faults is what the fault properties act with: the nemesis that records and heals every
+// fault, and the parts of the target the harness controls. Each is nil when the target file
+// does not declare what it needs.
+type Faults struct {
+	Nemesis *faults.Nemesis
+	// Cluster runs the target's instances (targets with a lifecycle).
+	Cluster *faults.Cluster
+	// Sink is the downstream provider the target calls (targets with a downstream binding).
+	Sink *faults.Sink
+	// Storage is the fault proxy in front of the target's store (targets naming one).
+	Storage *faults.StorageProxy
+
+	t       *targets.Target
+	mu      sync.Mutex
+	network *faults.Network
+	proxies map[int]*faults.Proxy
+}
+
+// SetUpFaults prepares the faults a target allows: the downstream sink, the storage proxy,
+// and, for a target with a lifecycle, its running instances (started here, bound to the
+// sink and the proxy). procs tracks the processes so that the caller can reap them.
+func SetUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes) (*Faults, error) {
+	f := NewFaults(t)
+	var sinkURL, storage string
+	if d := t.Downstream; d != nil {
+		listen := d.Listen
+		if listen == "" {
+			listen = "127.0.0.1:0"
+		}
+		s, err := faults.NewSink(listen, d.KeyHeader)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("downstream sink: %w", err)
+		}
+		f.Sink, sinkURL = s, s.URL()
+	}
+	if st := t.Storage; st != nil {
+		n, err := f.net()
+		if err == nil {
+			f.Storage, err = faults.NewStorageProxy(n, st.Address, st.Listen)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("storage proxy: %w", err)
+		}
+		storage = f.Storage.Listen()
+	}
+	if t.Lifecycle != nil {
+		c, err := faults.StartCluster(ctx, t, procs, sinkURL, storage)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Cluster = c
+	}
+	return f, nil
+}
+
+// NewFaults returns a fault kit with only a nemesis (network faults start on first use); the
+// caller may set the sink, cluster and storage proxy it prepared itself.
+func NewFaults(t *targets.Target) *Faults {
+	return &Faults{Nemesis: faults.NewNemesis(), t: t, proxies: map[int]*faults.Proxy{}}
+}
+
+// net returns the Toxiproxy network, starting it on first use (embedded, or the external
+// server the target file names).
+func (f *Faults) net() (*faults.Network, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.network != nil {
+		return f.network, nil
+	}
+	var err error
+	if f.t.Toxiproxy != "" {
+		f.network, err = faults.NewExternal(f.t.Toxiproxy)
+	} else {
+		f.network, err = faults.NewEmbedded()
+	}
+	return f.network, err
+}
+
+// ProxyFor returns a fault proxy in front of instance i and the instance as seen through it.
+func (f *Faults) ProxyFor(i int) (*faults.Proxy, *targets.Instance, error) {
+	n, err := f.net()
+	if err != nil {
+		return nil, nil, err
+	}
+	in := f.t.Instances[i]
+	f.mu.Lock()
+	p := f.proxies[i]
+	f.mu.Unlock()
+	if p == nil {
+		if p, err = n.Proxy(fmt.Sprintf("instance-%d", i), in.Addr()); err != nil {
+			return nil, nil, err
+		}
+		f.mu.Lock()
+		f.proxies[i] = p
+		f.mu.Unlock()
+	}
+	u := *in.URL
+	u.Host = p.Listen()
+	return p, &targets.Instance{URL: &u, Index: in.Index}, nil
+}
+
+// Close heals every fault and stops the sink and the proxies (not the cluster's processes:
+// the Processes that started them reap them).
+func (f *Faults) Close() error {
+	if f == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := []error{f.Nemesis.HealAll(ctx)}
+	if f.Sink != nil {
+		errs = append(errs, f.Sink.Close())
+	}
+	f.mu.Lock()
+	n := f.network
+	f.network = nil
+	f.mu.Unlock()
+	if n != nil {
+		errs = append(errs, n.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sinkCalls returns the downstream calls the target made for one ref (answered and held)
+// and the distinct downstream keys among them.
+func (f *Faults) sinkCalls(ref string) (calls int, keys []string) {
+	seen := map[string]bool{}
+	for _, c := range append(f.Sink.CallsFor(ref), f.Sink.Held()...) {
+		if c.Ref != ref {
+			continue
+		}
+		calls++
+		if !seen[c.Key] {
+			seen[c.Key] = true
+			keys = append(keys, c.Key)
+		}
+	}
+	return calls, keys
+}

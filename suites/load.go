@@ -1,0 +1,329 @@
+package suites
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/retrysafe/retrysafe/suites/history"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// load: sustained concurrent load, driven by Vegeta through the harness's own client, with a
+// mix of fresh operations, sequential retries of earlier ones and concurrent duplicates (a
+// new operation fired twice at once), over every declared instance, tenant and operation.
+//
+// The target MUST leave exactly one business record for every operation that got a 2xx and
+// never two; every later 2xx answer MUST equal the first; no answer may be a 5xx or a status
+// other than 2xx, the in-flight status or 429.
+//
+// Catches: race (concurrent duplicates both execute), and two `--store memory` instances
+// behind one target (a retry that lands on the other instance executes again).
+func init() {
+	register(&Property{
+		Name: "load",
+		Must: `Under sustained concurrent load (fresh operations mixed with sequential retries and
+concurrent duplicates, across all instances, tenants and operations) every operation that got a 2xx
+MUST leave exactly one business record and none MUST leave two; every later 2xx answer MUST equal the
+first; no answer MUST be a 5xx or a status other than 2xx, the in-flight status or 429.`,
+		Catches: []string{"race", "two memory-store instances"},
+		Needs: []string{"operations", "operations[].observer (for the record counts)",
+			"instances (all are used)", "tenants (all are used)"},
+		specs: loadSpecs,
+	})
+}
+
+// Defaults of the load property: a few seconds, for a CI runner with 2 cores.
+const (
+	DefaultLoadRate          = 200
+	DefaultLoadDuration      = 3 * time.Second
+	DefaultLoadRetryFraction = 0.3
+	DefaultLoadWorkers       = 32
+)
+
+const (
+	loadCountWorkers  = 8  // concurrent observer requests after the attack
+	maxShownAnomalies = 20 // anomalies listed in a failure message
+	maxEvidenceKeys   = 6  // keys whose attempts a failure's evidence shows
+	loadPlotFile      = "load-latency.html"
+)
+
+func loadSpecs(e *Env) {
+	s := e.Settings
+	It(sprintf("%d hits/s for %s, %.0f%% of them retries and concurrent duplicates: one record per operation, equal replays, no 5xx",
+		s.LoadRate, s.LoadDuration, 100*s.LoadRetryFraction), func() {
+		run := e.Load(s.LoadRate, s.LoadDuration)
+		publishFigures(run.Figures())
+		res := run.Result
+		if len(res.Anomalies) > 0 {
+			e.keepKeys(anomalyKeys(res.Anomalies, maxEvidenceKeys))
+			Fail(sprintf("%d anomalies (%s) in %d operations, %d attempts under load:\n%s",
+				len(res.Anomalies), res.AnomalyCounts(), res.Ops, res.Attempts, anomalyLines(res.Anomalies)))
+		}
+		if run.Err != nil {
+			Fail("the load could not be generated: " + run.Err.Error())
+		}
+		if len(run.CountErrors) > 0 {
+			e.unknown("the records of %d operations could not be counted, e.g. %s", len(run.CountErrors), run.CountErrors[0])
+		}
+		if res.Unknown*10 > res.Attempts {
+			e.unknown("%d of %d attempts got no answer", res.Unknown, res.Attempts)
+		}
+		if res.First.N == 0 {
+			Fail(sprintf("no operation succeeded under load (statuses %s)", res.StatusCounts()))
+		}
+	})
+}
+
+// LoadRun is one load run: what was sent and what the checker found in the history.
+type LoadRun struct {
+	// Rate and Duration are the attack's settings (Rate 0 = as fast as the workers go).
+	Rate     int
+	Duration time.Duration
+	// Hits are Vegeta's hits by kind: fresh operations, concurrent duplicates (each adds a
+	// twin attempt) and sequential retries.
+	Fresh, Pairs, Retries int
+	// Attack is the wall time from the first hit to the last answer.
+	Attack time.Duration
+	// Counting and Checking are the times spent counting records and checking the history.
+	Counting, Checking time.Duration
+	// CountErrors are the observer's errors (at most a few).
+	CountErrors []string
+	// Result is the checker's verdict material.
+	Result *LoadResult
+	// Plot is the latency plot written (""= none); PlotErr why it could not be.
+	Plot    string
+	PlotErr error
+	// Err is set when the load could not be generated as planned.
+	Err error
+
+	plan *loadPlan
+	from int64 // the attack's attempts have a greater Seq
+}
+
+// Load drives the target for d at rate hits per second (0: as fast as Settings.LoadWorkers
+// concurrent hits go) with Vegeta, every attempt sent and recorded by the harness's client
+// (compactly: see history.Compact), then counts the records of every operation and checks
+// the history with CheckLoad. It writes the latency plot into the run's report folder.
+func (e *Env) Load(rate int, d time.Duration) *LoadRun {
+	run := e.LoadAttack(rate, d)
+	e.FinishLoad(run)
+	return run
+}
+
+// LoadAttack is the first half of Load: the attack alone, every attempt recorded.
+func (e *Env) LoadAttack(rate int, d time.Duration) *LoadRun {
+	e.halt()
+	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(e, e.Settings.LoadRetryFraction)}
+	run.from = e.attack(run, run.plan)
+	run.Fresh, run.Pairs, run.Retries = run.plan.hits()
+	return run
+}
+
+// FinishLoad is the second half of Load: it counts the records of every operation of the
+// attack, checks its history and writes the plot.
+func (e *Env) FinishLoad(run *LoadRun) {
+	started := time.Now()
+	counts, errs := e.countLoad(run.plan.operations())
+	run.Counting, run.CountErrors = time.Since(started), errs
+
+	started = time.Now()
+	run.Result = CheckLoad(e.History.After(run.from), counts, e.Target.Profile)
+	run.Checking = time.Since(started)
+
+	if e.reportDir != "" {
+		path := filepath.Join(e.reportDir, loadPlotFile)
+		if run.PlotErr = writeLoadPlot(path, e.History.After(run.from), e.Target.Profile); run.PlotErr == nil {
+			run.Plot = path
+		}
+	}
+}
+
+// attack runs the Vegeta attack and returns the Seq after which its attempts are recorded.
+func (e *Env) attack(run *LoadRun, plan *loadPlan) (from int64) {
+	profile := e.Target.Profile
+	stop := e.History.Compact(history.CompactOptions{Full: func(a history.Attempt) bool {
+		return (a.Status < 200 || a.Status > 299) && !profile.AcceptsInFlightStatus(a.Status)
+	}})
+	defer stop()
+	from = int64(e.History.Len())
+	hc := &http.Client{
+		Transport:     &loadTransport{e: e, plan: plan},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	w := uint64(e.Settings.LoadWorkers)
+	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
+	defer context.AfterFunc(e.done, func() { atk.Stop() })()
+	targeter := plan.targeter()
+	var targetErr error
+	var once sync.Once
+	tr := func(t *vegeta.Target) error {
+		err := targeter(t)
+		if err != nil {
+			once.Do(func() { targetErr = err })
+		}
+		return err
+	}
+	started := time.Now()
+	for range atk.Attack(tr, vegeta.Rate{Freq: run.Rate, Per: time.Second}, run.Duration, "retrysafe-load") {
+	}
+	run.Attack = time.Since(started)
+	run.Err = targetErr
+	return from
+}
+
+// loadTransport is the RoundTripper Vegeta sends through: each hit goes out by the
+// harness's client (recorded, never re-sent behind the harness's back), and a concurrent
+// duplicate's twin goes out at the same moment.
+type loadTransport struct {
+	e    *Env
+	plan *loadPlan
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	it := t.plan.take(req.Header.Get(loadItemHeader))
+	if it == nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errors.New("retrysafe load: a hit without a plan item")
+	}
+	out := req.Clone(req.Context())
+	for name := range out.Header {
+		if name == loadItemHeader || strings.HasPrefix(name, "X-Vegeta-") {
+			delete(out.Header, name)
+		}
+	}
+	ctx := t.e.done // Client.Do bounds every attempt by the attempt timeout
+	var twin sync.WaitGroup
+	if it.twin != nil {
+		setBody(it.twin, it.twinBytes)
+		twin.Go(func() { t.e.Client.Do(ctx, it.twin, it.twinMeta) })
+	}
+	a := t.e.Client.Do(ctx, out, it.meta)
+	twin.Wait()
+	if a.Outcome != history.OK {
+		return nil, errors.New(a.Err)
+	}
+	return &http.Response{
+		Status:     fmt.Sprintf("%d %s", a.Status, http.StatusText(a.Status)),
+		StatusCode: a.Status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: a.RespHeader, Body: io.NopCloser(bytes.NewReader(a.RespBody)),
+		ContentLength: int64(len(a.RespBody)), Request: req,
+	}, nil
+}
+
+// countLoad counts the records of every operation that has an observer, a few at a time.
+func (e *Env) countLoad(ops []*Op) (map[string]int, []string) {
+	tr := &http.Transport{TLSClientConfig: e.Target.TLSConfig(), MaxIdleConnsPerHost: loadCountWorkers}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Timeout: e.Settings.AttemptTimeout, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var (
+		mu     sync.Mutex
+		counts = make(map[string]int, len(ops))
+		errs   []string
+		wg     sync.WaitGroup
+		jobs   = make(chan *Op)
+	)
+	for range loadCountWorkers {
+		wg.Go(func() {
+			for op := range jobs {
+				ctx, cancel := e.ctx(2)
+				n, err := e.Target.CountRecords(ctx, op.Def, op.Tenant, op.vars(), hc)
+				cancel()
+				mu.Lock()
+				if err != nil && len(errs) < 5 {
+					errs = append(errs, e.History.Redactor().String(err.Error()))
+				} else if err == nil {
+					counts[op.Key] = n
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, op := range ops {
+		if op.Def.Observer != nil {
+			jobs <- op
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return counts, errs
+}
+
+// Attempts returns the number of attempts the attack sent: every hit, and the twin of every
+// concurrent pair.
+func (r *LoadRun) Attempts() int { return r.Fresh + 2*r.Pairs + r.Retries }
+
+// Figures are the load property's key figures.
+func (r *LoadRun) Figures() map[string]string {
+	res := r.Result
+	rate := "unlimited"
+	if r.Rate > 0 {
+		rate = sprintf("%d hits/s", r.Rate)
+	}
+	f := map[string]string{
+		"rate":                  sprintf("%s for %s", rate, r.Duration),
+		"hits":                  itoa(r.Fresh + r.Pairs + r.Retries),
+		"hit_rate":              sprintf("%.1f hits/s", float64(r.Fresh+r.Pairs+r.Retries)/r.Attack.Seconds()),
+		"concurrent_duplicates": itoa(r.Pairs),
+		"sequential_retries":    itoa(r.Retries),
+		"attempts":              itoa(res.Attempts),
+		"operations":            itoa(res.Ops),
+		"throughput":            sprintf("%.1f attempts/s", res.Throughput()),
+		"statuses":              res.StatusCounts(),
+		"unknown":               itoa(res.Unknown),
+		"count_time":            fmtDuration(r.Counting),
+		"check_time":            fmtDuration(r.Checking),
+	}
+	for _, l := range []struct {
+		name string
+		lat  Latencies
+	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
+		if l.lat.N > 0 {
+			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = fmtDuration(l.lat.P50), fmtDuration(l.lat.P90), fmtDuration(l.lat.P99)
+		}
+	}
+	if r.Plot != "" {
+		f["plot"] = filepath.Base(r.Plot)
+	} else if r.PlotErr != nil {
+		f["plot"] = "not written: " + r.PlotErr.Error()
+	}
+	return f
+}
+
+// anomalyKeys returns the first n distinct keys of the anomalies.
+func anomalyKeys(as []LoadAnomaly, n int) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, a := range as {
+		if !seen[a.Key] && len(keys) < n {
+			seen[a.Key] = true
+			keys = append(keys, a.Key)
+		}
+	}
+	return keys
+}
+
+// anomalyLines lists the first anomalies, one a line.
+func anomalyLines(as []LoadAnomaly) string {
+	var b strings.Builder
+	for i, a := range as {
+		if i == maxShownAnomalies {
+			fmt.Fprintf(&b, "... and %d more\n", len(as)-i)
+			break
+		}
+		b.WriteString(a.String() + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

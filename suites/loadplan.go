@@ -1,0 +1,181 @@
+package suites
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/retrysafe/retrysafe/targets/httpclient"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// loadItemHeader carries a hit's plan item from the targeter to the transport; the
+// transport removes it (and Vegeta's own X-Vegeta-* headers) before sending.
+const loadItemHeader = "X-Retrysafe-Load-Item"
+
+// retryWindow is how many of the latest operations a sequential retry picks from.
+const retryWindow = 256
+
+// Kinds of hits.
+const (
+	hitFresh = iota // a new operation, sent once
+	hitPair         // a new operation, fired twice at once (a concurrent duplicate)
+	hitRetry        // an earlier operation, sent again (a sequential duplicate)
+)
+
+// loadPlan is the generator of the load property: it decides what each Vegeta hit sends.
+// Its targeter is called from many goroutines.
+type loadPlan struct {
+	e      *Env
+	retry  float64       // share of hits that repeat an operation
+	maxAge time.Duration // retries only of operations younger than this; 0 = any
+
+	mu     sync.Mutex
+	rng    *rand.Rand
+	ops    []*Op
+	born   []time.Time // when each of ops was first sent
+	items  map[uint64]*loadItem
+	nextID uint64
+	counts [3]int // hits by kind
+}
+
+// loadItem is one hit: the request Vegeta sends and, for a pair, its twin.
+type loadItem struct {
+	kind      int
+	meta      httpclient.Meta
+	twin      *http.Request
+	twinMeta  httpclient.Meta
+	twinBytes []byte
+}
+
+func newLoadPlan(e *Env, retry float64) *loadPlan {
+	p := &loadPlan{
+		e: e, retry: retry, items: map[uint64]*loadItem{},
+		rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0x10ad)),
+	}
+	if r := e.Target.Retention; r > 0 {
+		p.maxAge = r / 2 // an older key might expire before its retry arrives
+	}
+	return p
+}
+
+// targeter returns the Vegeta targeter of the plan.
+func (p *loadPlan) targeter() vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		kind, op, ins, twinIns := p.choose()
+		ctx, cancel := p.e.ctx(1)
+		defer cancel()
+		req, meta, err := op.Build(ctx, Send{Instance: ins})
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		body, err := readBody(req)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		it := &loadItem{kind: kind, meta: meta}
+		if kind == hitPair {
+			if it.twin, it.twinMeta, err = op.Build(ctx, Send{Instance: twinIns}); err != nil {
+				return fmt.Errorf("load: %w", err)
+			}
+			if it.twinBytes, err = readBody(it.twin); err != nil {
+				return fmt.Errorf("load: %w", err)
+			}
+		}
+		id := p.store(it)
+		t.Method, t.URL, t.Body = req.Method, req.URL.String(), body
+		t.Header = req.Header
+		t.Header.Set(loadItemHeader, strconv.FormatUint(id, 10))
+		return nil
+	}
+}
+
+// choose picks the next hit: its kind, operation and instances.
+func (p *loadPlan) choose() (kind int, op *Op, ins, twinIns int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.e.Target.Instances)
+	ins = p.rng.IntN(n)
+	twinIns = (ins + 1) % n
+	r := p.rng.Float64()
+	if r < p.retry/2 && len(p.ops) > 0 {
+		i := len(p.ops) - 1 - p.rng.IntN(min(len(p.ops), retryWindow))
+		if p.maxAge <= 0 || time.Since(p.born[i]) < p.maxAge {
+			p.counts[hitRetry]++
+			return hitRetry, p.ops[i], ins, twinIns
+		}
+	}
+	kind = hitFresh
+	if r < p.retry {
+		kind = hitPair
+	}
+	op = p.newOp()
+	p.ops = append(p.ops, op)
+	p.born = append(p.born, time.Now())
+	p.counts[kind]++
+	return kind, op, ins, twinIns
+}
+
+// newOp starts a fresh operation on a random declared operation, as a random tenant. Unlike
+// NewOp it does not add the key to the spec's evidence: a load run has thousands.
+func (p *loadPlan) newOp() *Op {
+	e := p.e
+	n := e.next()
+	op := &Op{
+		env: e, Def: e.Target.Operations[p.rng.IntN(len(e.Target.Operations))],
+		Key: fmt.Sprintf("%s-%04d", e.Settings.KeyPrefix, n),
+		Ref: fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n),
+	}
+	if ts := e.Target.Tenants; len(ts) > 0 {
+		op.Tenant = ts[p.rng.IntN(len(ts))]
+	}
+	return op
+}
+
+func (p *loadPlan) store(it *loadItem) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextID++
+	p.items[p.nextID] = it
+	return p.nextID
+}
+
+// take removes and returns the item of a hit (nil when unknown).
+func (p *loadPlan) take(id string) *loadItem {
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	it := p.items[n]
+	delete(p.items, n)
+	return it
+}
+
+// operations returns every operation the plan started.
+func (p *loadPlan) operations() []*Op {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Op(nil), p.ops...)
+}
+
+// hits returns the number of hits of each kind: fresh, pairs, retries.
+func (p *loadPlan) hits() (fresh, pairs, retries int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[hitFresh], p.counts[hitPair], p.counts[hitRetry]
+}
+
+// readBody reads and closes a request's body.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
+}

@@ -1,0 +1,157 @@
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/reference"
+)
+
+// processProperties are the properties that kill the target's processes: the self-test
+// runs them against reference API processes it starts through a lifecycle (durable stores
+// only), the others against in-process instances.
+var processProperties = []string{"crash-after-claim", "crash-under-load"}
+
+// isProcessProperty reports whether a property needs a managed target.
+func isProcessProperty(name string) bool {
+	for _, p := range processProperties {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// processFilter selects the process properties.
+func processFilter() string {
+	parts := make([]string, len(processProperties))
+	for i, p := range processProperties {
+		parts[i] = "property:" + p
+	}
+	return strings.Join(parts, " || ")
+}
+
+// freeAddr returns a free 127.0.0.1 port (closed again for the process to take).
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// managedTarget renders the embedded managed reference target for a store and mutant. On
+// PostgreSQL the store is reached through the harness's storage proxy.
+func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*targets.Target, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	doc := string(examples.ReferenceManaged)
+	dsn := ""
+	switch kind {
+	case "sqlite":
+		dsn = filepath.Join(st.dir, fmt.Sprintf("managed-%d.db", cell))
+	case "postgres":
+		host, rest, ok := splitDSNHost(st.opts.PostgresDSN)
+		if !ok {
+			return nil, fmt.Errorf("cannot find the host in the PostgreSQL DSN")
+		}
+		dsn = strings.Replace(st.opts.PostgresDSN, host, "{{.Storage}}", 1)
+		doc += "\nstorage:\n  address: " + rest + "\n"
+	case "redis":
+		dsn = st.opts.RedisURL
+	}
+	mutant := string(m)
+	if mutant == "" {
+		mutant = "none"
+	}
+	vars := map[string]string{
+		"RETRYSAFE_BIN": st.opts.Binary, "RETRYSAFE_URL": "http://" + addr, "RETRYSAFE_STORE": kind,
+		"RETRYSAFE_DSN": dsn, "RETRYSAFE_MUTANT": mutant,
+		// Keys must outlive the crash waits, or an expired key would hide a stuck lock.
+		"RETRYSAFE_RETENTION":    max(st.opts.Retention, 10*st.opts.LockTimeout).String(),
+		"RETRYSAFE_LOCK_TIMEOUT": st.opts.LockTimeout.String(),
+	}
+	return targets.Parse("reference-managed.yaml (embedded)", []byte(doc), func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+}
+
+// splitDSNHost finds the host:port of a postgres:// URL DSN; it returns the text to
+// replace and the address to proxy.
+func splitDSNHost(dsn string) (hostPart, addr string, ok bool) {
+	at := strings.Index(dsn, "@")
+	if at < 0 {
+		return "", "", false
+	}
+	rest := dsn[at+1:]
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	hostPart = rest[:end]
+	addr = hostPart
+	if !strings.Contains(addr, ":") {
+		addr += ":5432"
+	}
+	return hostPart, addr, hostPart != ""
+}
+
+// runManaged starts the reference API through its lifecycle (one process, mutant m) on a
+// durable store and runs the selected properties against it.
+func (st *stores) runManaged(ctx context.Context, kind string, m reference.Mutant, labelFilter string) (*reports.Run, error) {
+	cell := st.n.Add(1)
+	t, err := st.managedTarget(kind, m, cell)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	var procs faults.Processes
+	defer procs.StopAll(5 * time.Second)
+	f, err := suites.SetUpFaults(ctx, t, &procs)
+	if err != nil {
+		return nil, fmt.Errorf("start the managed reference API on %s: %w", kind, err)
+	}
+	defer f.Close()
+	return st.runEnv(t, f, cell, labelFilter)
+}
+
+// runEnv runs the selected properties against a prepared target.
+func (st *stores) runEnv(t *targets.Target, f *suites.Faults, cell int64, labelFilter string) (*reports.Run, error) {
+	settings := st.opts.Settings
+	settings.RunID = fmt.Sprintf("st%d-%d", time.Now().Unix()%100000, cell)
+	settings.KeyPrefix = ""
+	env := suites.NewEnv(t, settings)
+	env.Faults = f
+	defer env.Close()
+	run, err := suites.Run(env, suites.RunOptions{LabelFilter: labelFilter, Timeout: 5 * time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	if !run.Complete {
+		return run, fmt.Errorf("self-test interrupted: %s", run.Incomplete)
+	}
+	return run, nil
+}
+
+// defaultBinary is the retrysafe binary the managed cells start: this program.
+func defaultBinary() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "retrysafe"
+	}
+	return self
+}

@@ -1,0 +1,62 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteText writes the profile for a person: a header line, one row per field (name, value,
+// evidence summary or why it was not probed), the unsafe findings, and the probed fields as a
+// profile block to paste into the target file.
+func WriteText(w io.Writer, p *Profile) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "retrysafe probe: %s (%s), run %s: %d requests in %s\n\n", p.Target.Name,
+		strings.Join(p.Target.Instances, ", "), p.RunID, p.Attempts, p.Finished.Sub(p.Started).Round(1e6))
+	rows := [][]string{{"FIELD", "VALUE", "EVIDENCE"}}
+	for _, f := range p.Fields {
+		value, evidence := f.Value, f.Summary()
+		if f.Unsafe != "" {
+			value += "  UNSAFE"
+		}
+		if !f.Probed() {
+			evidence = oneLine(f.Note)
+		}
+		rows = append(rows, []string{f.Name, value, evidence})
+	}
+	writeAligned(&b, rows)
+	if unsafe := p.Unsafe(); len(unsafe) > 0 {
+		fmt.Fprintf(&b, "\nUNSAFE (%d):\n", len(unsafe))
+		for _, f := range unsafe {
+			fmt.Fprintf(&b, "  %s = %s: %s\n", f.Name, f.Value, f.Unsafe)
+		}
+	}
+	if lines := p.Expectations(); len(lines) > 0 {
+		b.WriteString("\nas a target file's expectations (probed fields only):\nprofile:\n")
+		for _, l := range lines {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// writeAligned writes rows as columns two spaces apart; the last column is not padded.
+func writeAligned(b *strings.Builder, rows [][]string) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(r)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+		}
+		b.WriteString("\n")
+	}
+}
