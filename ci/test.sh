@@ -58,11 +58,17 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 say "go vet"
 go vet ./...
 
+say "chromium (for the HTML report's browser test)"
+./ci/ensure-chromium.sh
+
 say "go test -race"
 go test -race -count=1 -timeout 15m ./...
 
 say "retrysafe selftest (the properties against the reference API and its mutants)"
 go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
+
+say "fuzz targets, about 10 s each"
+./ci/fuzz.sh 10s
 
 say "retrysafe run (the README's first command)"
 go run ./cmd/retrysafe run --report-dir retrysafe-report/run

@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -24,38 +23,20 @@ const (
 	remoteMaxLoadDuration = 5 * time.Second
 )
 
-// isLoopbackHost reports whether host (a URL's Hostname) is `localhost` or a literal loopback
-// address (127.0.0.0/8, ::1, also IPv4-mapped). It never looks a name up: a name that might
-// resolve to 127.0.0.1 is still remote, because DNS can change between the check and a send.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	addr, err := netip.ParseAddr(host)
-	return err == nil && addr.Unmap().IsLoopback()
-}
-
-// remoteInstances returns the target's instance URLs (redacted) whose host is not loopback.
-// Observers and cleanup requests go to the instances, so they are covered too.
-func remoteInstances(t *targets.Target) []string {
-	var out []string
-	for _, in := range t.Instances {
-		if u := in.URL.Redacted(); !isLoopbackHost(in.URL.Hostname()) && !slices.Contains(out, u) {
-			out = append(out, u)
-		}
-	}
-	return out
-}
+// remoteInstances returns the target's instance URLs (redacted) whose host is not loopback:
+// targets.Target.RemoteInstances, under the name run calls it by. Observers and cleanup
+// requests go to the instances, so they are covered too.
+func remoteInstances(t *targets.Target) []string { return t.RemoteInstances() }
 
 // guardRemote refuses a target on another machine unless --allow-remote was given. It runs
 // before any request is sent.
 func guardRemote(t *targets.Target, allowRemote bool) error {
-	remote := remoteInstances(t)
+	remote := t.RemoteInstances()
 	if len(remote) == 0 || allowRemote {
 		return nil
 	}
 	host := t.Instances[slices.IndexFunc(t.Instances, func(in targets.Instance) bool {
-		return !isLoopbackHost(in.URL.Hostname())
+		return !targets.IsLoopbackHost(in.URL.Hostname())
 	})].URL.Hostname()
 	return usageErr("refusing to test %s: host %q is not localhost or a loopback address (127.0.0.0/8, ::1), "+
 		"and retrysafe sends duplicate POSTs, concurrent bursts and faults that can harm a real system; "+

@@ -12,32 +12,6 @@ import (
 	"github.com/retrysafe/retrysafe/reports"
 )
 
-func TestIsLoopbackHost(t *testing.T) {
-	for _, tc := range []struct {
-		host string
-		want bool
-	}{
-		{"localhost", true},
-		{"LocalHost", true},
-		{"127.0.0.1", true},
-		{"127.1.2.3", true},
-		{"::1", true},
-		{"::ffff:127.0.0.1", true},
-		{"0.0.0.0", false},
-		{"10.0.0.1", false},
-		{"128.0.0.1", false},
-		{"::", false},
-		{"localhost.example.com", false},
-		{"127.0.0.1.nip.io", false},
-		{"api.example.invalid", false},
-		{"", false},
-	} {
-		if got := isLoopbackHost(tc.host); got != tc.want {
-			t.Errorf("isLoopbackHost(%q) = %v, want %v", tc.host, got, tc.want)
-		}
-	}
-}
-
 func TestRunRefusesRemoteTarget(t *testing.T) {
 	dir := t.TempDir()
 	target := writeTargetFile(t, dir, strings.Replace(referenceTarget("http://api.example.invalid"),

@@ -2,17 +2,21 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/history"
 )
 
-// openSink starts the downstream sink when the target declares one the probe can serve: a
-// downstream with a fixed listen address (the probe does not start the target, so it cannot
-// hand it {{.Downstream}}). It returns why there is none otherwise.
+// openSink starts the harness's downstream sink (faults.Sink) when the target declares one the
+// probe can serve: a downstream with a fixed listen address (the probe does not start the
+// target, so it cannot hand it {{.Downstream}}). It returns why there is none otherwise.
 func (p *prober) openSink() string {
 	d := p.t.Downstream
 	switch {
@@ -21,8 +25,11 @@ func (p *prober) openSink() string {
 	case d.Listen == "":
 		return "downstream.listen is not set: the probe does not start the target, so it cannot pass it {{.Downstream}}"
 	}
-	s, err := startSink(d.Listen)
+	s, err := faults.NewSink(d.Listen, d.KeyHeader)
 	if err != nil {
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the listen error, without NewSink's own words for the same
+		}
 		return fmt.Sprintf("cannot listen on downstream.listen %s: %v", d.Listen, err)
 	}
 	p.sink = s
@@ -47,31 +54,34 @@ func (p *prober) inFlight(ctx context.Context) Field {
 		return fd.notProbed("the probe's budget of %d requests was spent", p.opts.MaxAttempts)
 	}
 	o := p.newOp(p.def, p.tenant)
-	arrived := p.sink.hold()
-	defer p.sink.set(sinkPass)
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	p.sink.Hold()
+	defer p.sink.Release()
 	firstC, secondC := make(chan history.Attempt, 1), make(chan history.Attempt, 1)
 	go func() { a, _ := p.send(ctx, o, sendOpts{}); firstC <- a }()
 	select {
-	case <-arrived:
+	case <-p.held(waitCtx, 1):
 	case a := <-firstC:
 		fd.keep(a, sendOpts{})
 		return fd.notProbed("the first request was answered %d without calling the downstream sink", a.Status)
 	case <-time.After(p.opts.AttemptTimeout):
-		p.sink.set(sinkPass)
+		p.sink.Release()
 		fd.keep(<-firstC, sendOpts{})
 		return fd.notProbed("the target did not call its downstream sink within %s", p.opts.AttemptTimeout)
 	}
+	again := p.held(waitCtx, 2) // the first call and one more: the retry executing again
 	go func() { a, _ := p.send(ctx, o, sendOpts{}); secondC <- a }()
 	var second history.Attempt
 	answered, duplicate := false, false
 	select {
 	case second = <-secondC:
 		answered = true
-	case <-arrived:
+	case <-again:
 		duplicate = true
 	case <-time.After(p.opts.HoldWindow):
 	}
-	p.sink.set(sinkPass)
+	p.sink.Release()
 	first := <-firstC
 	if !answered {
 		second = <-secondC
@@ -109,14 +119,14 @@ func (p *prober) inFlight(ctx context.Context) Field {
 func (p *prober) errorPolicy(ctx context.Context) Field {
 	fd := p.field(FieldErrorPolicy, p.def)
 	o := p.newOp(p.def, p.tenant)
-	before := p.sink.count()
-	p.sink.set(sinkFail)
+	before := len(p.sink.Calls())
+	p.sink.FailNext(math.MaxInt, http.StatusInternalServerError) // every call until FailNext(0, 0)
 	first, ok := fd.do(ctx, o, sendOpts{})
-	p.sink.set(sinkPass)
+	p.sink.FailNext(0, 0)
 	if !ok {
 		return fd.f
 	}
-	called := p.sink.count()
+	called := len(p.sink.Calls())
 	switch {
 	case called == before:
 		return fd.notProbed("the first request was answered %d without calling the downstream sink", first.Status)
@@ -128,12 +138,24 @@ func (p *prober) errorPolicy(ctx context.Context) Field {
 		return fd.f
 	}
 	fd.count(ctx, o)
-	if p.sink.count() > called {
+	if len(p.sink.Calls()) > called {
 		fd.note("the failed request (%d) was executed again by the retry, answered %d", first.Status, again.Status)
 		return fd.done("retry")
 	}
 	fd.note("the failed request (%d) was answered %d by the retry without calling the downstream again", first.Status, again.Status)
 	return fd.done("replay")
+}
+
+// held returns a channel that is closed once at least n calls are held at the sink; it stays
+// open if ctx ends or the sink closes first.
+func (p *prober) held(ctx context.Context, n int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		if _, err := p.sink.WaitHeld(ctx, n); err == nil {
+			close(c)
+		}
+	}()
+	return c
 }
 
 // sortedBySeq orders attempts as they were recorded.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
@@ -84,7 +85,7 @@ type prober struct {
 	observer *http.Client
 	def      *targets.Operation // the operation most fields are probed on
 	tenant   *targets.Tenant    // the default tenant (nil = none declared)
-	sink     *sink              // the downstream sink; nil when the target declares none
+	sink     *faults.Sink       // the downstream sink; nil when the target declares none
 	seq      int
 
 	mu   sync.Mutex
@@ -106,7 +107,7 @@ func Run(ctx context.Context, t *targets.Target, opts Options) (*Profile, error)
 	}
 	noSink := p.openSink()
 	if p.sink != nil {
-		defer p.sink.close()
+		defer p.sink.Close()
 	}
 	base := p.newOp(p.def, p.tenant)
 	first, ok := p.send(ctx, base, sendOpts{})
