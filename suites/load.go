@@ -197,10 +197,12 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errors.New("retrysafe load: a hit without a plan item")
 	}
-	out := req.Clone(req.Context())
-	for name := range out.Header {
-		if name == loadItemHeader || strings.HasPrefix(name, "X-Vegeta-") {
-			delete(out.Header, name)
+	// A shallow copy with its own header map: Client.Do copies what it sends anyway.
+	out := *req
+	out.Header = make(http.Header, len(req.Header))
+	for name, vals := range req.Header {
+		if name != loadItemHeader && !strings.HasPrefix(name, "X-Vegeta-") {
+			out.Header[name] = vals
 		}
 	}
 	ctx := t.e.done // Client.Do bounds every attempt by the attempt timeout
@@ -209,7 +211,7 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		setBody(it.twin, it.twinBytes)
 		twin.Go(func() { t.e.Client.Do(ctx, it.twin, it.twinMeta) })
 	}
-	a := t.e.Client.Do(ctx, out, it.meta)
+	a := t.e.Client.Do(ctx, &out, it.meta)
 	twin.Wait()
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)

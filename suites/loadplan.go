@@ -2,13 +2,13 @@ package suites
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -67,22 +67,15 @@ func newLoadPlan(e *Env, retry float64) *loadPlan {
 func (p *loadPlan) targeter() vegeta.Targeter {
 	return func(t *vegeta.Target) error {
 		kind, op, ins, twinIns := p.choose()
-		ctx, cancel := p.e.ctx(1)
-		defer cancel()
-		req, meta, err := op.Build(ctx, Send{Instance: ins})
-		if err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-		body, err := readBody(req)
+		req, body, meta, err := p.render(op, ins)
 		if err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
 		it := &loadItem{kind: kind, meta: meta}
 		if kind == hitPair {
-			if it.twin, it.twinMeta, err = op.Build(ctx, Send{Instance: twinIns}); err != nil {
-				return fmt.Errorf("load: %w", err)
-			}
-			if it.twinBytes, err = readBody(it.twin); err != nil {
+			if twinIns == ins {
+				it.twin, it.twinMeta, it.twinBytes = req.Clone(p.e.done), meta, body
+			} else if it.twin, it.twinBytes, it.twinMeta, err = p.render(op, twinIns); err != nil {
 				return fmt.Errorf("load: %w", err)
 			}
 		}
@@ -92,6 +85,21 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 		t.Header.Set(loadItemHeader, strconv.FormatUint(id, 10))
 		return nil
 	}
+}
+
+// render renders one attempt of an operation on an instance: the request, the exact body
+// bytes it carries, and its labels for the history.
+func (p *loadPlan) render(op *Op, ins int) (*http.Request, []byte, httpclient.Meta, error) {
+	in := &p.e.Target.Instances[ins]
+	req, body, err := op.Def.Build(targets.BuildInput{Context: p.e.done, Instance: in, Tenant: op.Tenant, Vars: op.vars()})
+	if err != nil {
+		return nil, nil, httpclient.Meta{}, err
+	}
+	meta := httpclient.Meta{Op: op.Def.Name, Key: op.Key, Instance: in.URL.Host}
+	if op.Tenant != nil {
+		meta.Tenant = op.Tenant.Name
+	}
+	return req, body, meta, nil
 }
 
 // choose picks the next hit: its kind, operation and instances.
@@ -169,13 +177,4 @@ func (p *loadPlan) hits() (fresh, pairs, retries int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.counts[hitFresh], p.counts[hitPair], p.counts[hitRetry]
-}
-
-// readBody reads and closes a request's body.
-func readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	return io.ReadAll(req.Body)
 }

@@ -65,6 +65,9 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.IntVar(&f.settings.RaceRounds, "rounds", 20, "bursts per operation in the race property")
 	fl.IntVar(&f.settings.LoadRate, "load-rate", suites.DefaultLoadRate, "hits per second of the load property")
 	fl.DurationVar(&f.settings.LoadDuration, "load-duration", suites.DefaultLoadDuration, "how long the load property sends")
+	fl.Float64Var(&f.settings.LoadRetryFraction, "load-retries", suites.DefaultLoadRetryFraction, "fraction of load hits that retry an earlier operation (sequential and concurrent duplicates)")
+	fl.IntVar(&f.settings.LoadWorkers, "load-workers", suites.DefaultLoadWorkers, "concurrent senders of the load property")
+	fl.StringVar(&f.settings.RaceMode, "race-mode", "", "how a same-key burst is released: lastbyte (raw HTTP/1.1, final bytes together; default for http) or barrier (goroutines on warm connections; used for https)")
 	fl.DurationVar(&f.settings.AttemptTimeout, "attempt-timeout", 10*time.Second, "timeout of one request")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "test a target that is not on this machine (a host other than localhost, 127.0.0.0/8 or ::1); burst, rounds, replays and load rate then default to 4, 5, 5 and 20/s")
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API started without --target: memory, sqlite, postgres, redis")
@@ -78,6 +81,11 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	}
 	if f.opts.Timeout <= 0 {
 		return usageErr("--timeout must be greater than zero")
+	}
+	switch f.settings.RaceMode {
+	case "", suites.RaceModeLastByte, suites.RaceModeBarrier:
+	default:
+		return usageErr("--race-mode: unknown mode %q (known: %s, %s)", f.settings.RaceMode, suites.RaceModeLastByte, suites.RaceModeBarrier)
 	}
 	ctx, sigs := catchSignals(cmd.Context(), cmd.ErrOrStderr())
 	defer sigs.stop() // deferred first, so it runs last: a second signal cannot cut clean-up short

@@ -42,9 +42,9 @@ func overheadBench(ctx context.Context, o *Options) error {
 		rate, cpu := median(ratios(load, bare, rateOf)), median(ratios(bare, load, cpuOf))
 		cpuRatio := "n/a"
 		if cpu > 0 {
-			cpuRatio = fmt.Sprintf("%.0f%%", 100*cpu)
+			cpuRatio = fmt.Sprintf("%.1f%%", 100*cpu)
 		}
-		fmt.Fprintf(w, "   %-10s %10.0f %10.0f %6.0f%% %12s %12s %9s   %s\n", delay,
+		fmt.Fprintf(w, "   %-10s %10.0f %10.0f %6.1f%% %12s %12s %9s   %s\n", delay,
 			median(apply(bare, rateOf)), median(apply(load, rateOf)), 100*rate,
 			us(median(apply(bare, cpuOf))), us(median(apply(load, cpuOf))), cpuRatio, verdict(rate >= 0.85))
 	}

@@ -121,16 +121,16 @@ func (h *History) addCompact(a Attempt) Attempt {
 		a.BodyHash = sha256.Sum256(a.RespBody)
 	}
 	key := redactKeep(r, a.Key)
-	labels := [4]string{redactKeep(r, a.Op), redactKeep(r, a.Tenant), redactKeep(r, a.Instance), a.Method}
-	url := r.URL(a.URL)
+	gen := r.generation()
 	h.mu.Lock()
 	c := h.compact
 	rec := slimRecord{
 		start: a.Start.UnixNano(), dur: int64(a.End.Sub(a.Start)), key: key,
-		url: c.label(url), status: uint16(a.Status), truncated: a.Truncated,
+		url: c.rawLabel(a.URL, gen, r.URL), status: uint16(a.Status), truncated: a.Truncated,
 	}
-	for i, l := range labels {
-		idx := c.label(l)
+	raw := [4]string{a.Op, a.Tenant, a.Instance, a.Method}
+	for i, l := range raw {
+		idx := c.rawLabel(l, gen, r.String)
 		if idx > 0xffff {
 			h.mu.Unlock()
 			return h.addWhole(a)
@@ -160,6 +160,8 @@ type compactStore struct {
 	recs     chunked[slimRecord]
 	labels   []string
 	labelIdx map[string]uint32
+	rawIdx   map[string]uint32 // unredacted label -> index into labels, for generation rawGen
+	rawGen   int64
 	bodies   chunked[storedBody]
 	bodyIdx  map[uint64]uint32 // first 8 bytes of the body hash -> index into bodies
 }
@@ -211,6 +213,24 @@ func (c *chunked[T]) at(i int) *T { return &c.chunks[i/chunkLen][i%chunkLen] }
 
 func newCompactStore() *compactStore {
 	return &compactStore{labelIdx: map[string]uint32{}, bodyIdx: map[uint64]uint32{}}
+}
+
+// rawLabel interns an unredacted label: redacted once by redact, then found by its raw
+// form until the Redactor learns another value.
+func (c *compactStore) rawLabel(raw string, gen int64, redact func(string) string) uint32 {
+	if gen != c.rawGen || c.rawIdx == nil {
+		c.rawIdx, c.rawGen = map[string]uint32{}, gen
+	}
+	if i, ok := c.rawIdx[raw]; ok {
+		return i
+	}
+	red := raw
+	if r := redact(raw); r != raw {
+		red = r
+	}
+	i := c.label(red)
+	c.rawIdx[raw] = i
+	return i
 }
 
 // label interns a label.

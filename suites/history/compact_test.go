@@ -170,3 +170,16 @@ func TestIsSecretHeaderForms(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactLabelsFollowLearnedSecrets(t *testing.T) {
+	r := history.NewRedactor(nil, nil)
+	h := history.New(r)
+	defer h.Compact(history.CompactOptions{})()
+	if got := h.Add(okAttempt("k1", 201, "a")).Tenant; got != "alice" {
+		t.Fatalf("Tenant = %q before the secret is known", got)
+	}
+	r.Learn("alice")
+	if got := h.Add(okAttempt("k2", 201, "b")).Tenant; got != history.Redacted {
+		t.Errorf("Tenant = %q after the secret was learned, want it redacted", got)
+	}
+}

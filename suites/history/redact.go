@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Redacted is what replaces a secret in any output.
@@ -46,6 +47,7 @@ type Redactor struct {
 	mu       sync.RWMutex
 	values   map[string]bool
 	replacer *strings.Replacer // nil when there are no values
+	gen      atomic.Int64      // counts the changes of values
 }
 
 // MinLearned is the shortest header-derived value a Redactor learns.
@@ -94,6 +96,16 @@ func (r *Redactor) Learn(values ...string) {
 		pairs = append(pairs, v, Redacted)
 	}
 	r.replacer = strings.NewReplacer(pairs...)
+	r.gen.Add(1)
+}
+
+// generation changes whenever the Redactor learns a value: a string redacted before may
+// redact differently after.
+func (r *Redactor) generation() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.gen.Load()
 }
 
 // escapedForms returns v and the forms it takes once escaped: inside a JSON string (a

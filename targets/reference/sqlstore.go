@@ -51,12 +51,20 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 	return openSQL(ctx, "pgx", dsn, postgresDialect, latestVersion())
 }
 
+// maxIdleConns is how many idle connections a store keeps: enough for a same-key burst.
+const maxIdleConns = 32
+
 // openSQL opens the pool, checks the connection and migrates up to version target.
 func openSQL(ctx context.Context, driver, dsn string, d *dialect, target int) (*SQLStore, error) {
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", d.name, err)
 	}
+	// Keep the connections of a burst open between bursts: database/sql keeps only two idle
+	// connections by default, so every concurrent request would otherwise dial (PostgreSQL:
+	// TCP and authentication; SQLite: open the file and set its pragmas) before it can work.
+	db.SetMaxIdleConns(maxIdleConns)
+	db.SetConnMaxIdleTime(time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
