@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +41,9 @@ func pidsRunning(bin string) []int {
 	return pids
 }
 
+// testedURL finds the address of the target in the run's first line.
+var testedURL = regexp.MustCompile(`retrysafe: testing \S+ \(http://([^)/]+)`)
+
 // alive reports whether kill -0 reaches pid.
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
@@ -58,6 +63,8 @@ func TestRunInterruptedBySignal(t *testing.T) {
 		{"SIGTERM twice, reference API subprocess", []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
 			[]string{"--label-filter", "property:expiry || property:replay"}, true},
 		{"SIGINT, slow target", []syscall.Signal{syscall.SIGINT}, []string{"--label-filter", "property:replay"}, false},
+		{"SIGINT during crash-under-load kills and restarts", []syscall.Signal{syscall.SIGINT},
+			[]string{"--label-filter", "property:crash-under-load"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -79,6 +86,14 @@ func TestRunInterruptedBySignal(t *testing.T) {
 			}
 			if left := pidsRunning(bin); len(left) > 0 {
 				t.Errorf("processes of %s still running: %v", bin, left)
+			}
+			if m := testedURL.FindStringSubmatch(out); tc.child && m != nil {
+				if conn, err := net.DialTimeout("tcp", m[1], time.Second); err == nil {
+					conn.Close()
+					t.Errorf("the reference API's port %s is still listening after the run", m[1])
+				}
+			} else if tc.child {
+				t.Errorf("no tested address in the output:\n%s", out)
 			}
 			run := readReport(t, filepath.Join(dir, "report"))
 			if run.Complete || !strings.Contains(run.Incomplete, "interrupted") || run.ExitCode != exitIncomplete {
