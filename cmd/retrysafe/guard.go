@@ -21,6 +21,13 @@ const (
 	remoteMaxReplays      = 5
 	remoteMaxLoadRate     = 20 // hits per second of the load property
 	remoteMaxLoadDuration = 5 * time.Second
+
+	// Hard caps for a remote target: what even an explicit flag cannot exceed.
+	remoteHardBurst        = 32
+	remoteHardRounds       = 50
+	remoteHardReplays      = 20
+	remoteHardLoadRate     = 100
+	remoteHardLoadDuration = 60 * time.Second
 )
 
 // remoteInstances returns the target's instance URLs (redacted) whose host is not loopback:
@@ -65,5 +72,29 @@ func capRemote(cmd *cobra.Command, f *runFlags, remote []string, out io.Writer) 
 	if len(capped) > 0 {
 		fmt.Fprintf(out, "retrysafe: remote target %s: modest defaults %s (set a flag to override it)\n",
 			strings.Join(remote, ", "), strings.Join(capped, ", "))
+	}
+	hardCapRemote(f, remote, out)
+}
+
+// hardCapRemote clamps what a flag asked for against a remote target to the hard caps.
+func hardCapRemote(f *runFlags, remote []string, out io.Writer) {
+	var clamped []string
+	clamp := func(flag string, v *int, most int) {
+		if *v > most {
+			*v = most
+			clamped = append(clamped, fmt.Sprintf("--%s %d", flag, most))
+		}
+	}
+	clamp("burst", &f.settings.RaceK, remoteHardBurst)
+	clamp("rounds", &f.settings.RaceRounds, remoteHardRounds)
+	clamp("replays", &f.settings.ReplayN, remoteHardReplays)
+	clamp("load-rate", &f.settings.LoadRate, remoteHardLoadRate)
+	if f.settings.LoadDuration > remoteHardLoadDuration {
+		f.settings.LoadDuration = remoteHardLoadDuration
+		clamped = append(clamped, fmt.Sprintf("--load-duration %v", remoteHardLoadDuration))
+	}
+	if len(clamped) > 0 {
+		fmt.Fprintf(out, "retrysafe: remote target %s: hard caps %s (a remote target never gets more)\n",
+			strings.Join(remote, ", "), strings.Join(clamped, ", "))
 	}
 }

@@ -44,6 +44,8 @@ func TestCapRemote(t *testing.T) {
 		{[]string{"--rounds", "9"}, 4, 9, 5, "--burst 4, --replays 5, --load-rate 20", "--rounds"},
 		{[]string{"--burst", "16", "--rounds", "20", "--replays", "10"}, 16, 20, 10, "--load-rate 20", "--burst"},
 		{[]string{"--burst", "2"}, 2, 5, 5, "--rounds 5, --replays 5", "--burst"},
+		{[]string{"--burst", "500", "--rounds", "1000", "--replays", "99"}, remoteHardBurst, remoteHardRounds, remoteHardReplays,
+			"hard caps --burst 32, --rounds 50, --replays 20", ""},
 	} {
 		f := new(runFlags)
 		cmd := runCommand(f)
