@@ -51,6 +51,30 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 	return openSQL(ctx, "pgx", dsn, postgresDialect, latestVersion())
 }
 
+// pingBusy checks the connection. A new SQLite connection switches the file to WAL, which
+// can fail at once with SQLITE_BUSY while another process opens the same fresh file (SQLite
+// does not call its busy handler there): such a failure is retried for a few seconds.
+func pingBusy(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		err := db.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// isBusy reports SQLite's "database is locked".
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
+}
+
 // maxIdleConns is how many idle connections a store keeps: enough for a same-key burst.
 const maxIdleConns = 32
 
@@ -65,7 +89,7 @@ func openSQL(ctx context.Context, driver, dsn string, d *dialect, target int) (*
 	// TCP and authentication; SQLite: open the file and set its pragmas) before it can work.
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(time.Minute)
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingBusy(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
 	}
