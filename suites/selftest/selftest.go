@@ -162,14 +162,22 @@ type row struct {
 	reported []string
 }
 
+// alsoCaughtBy names the further properties that claim a mutant: each gets a row of its
+// own, so that every property is shown to fail against some mutant.
+var alsoCaughtBy = map[reference.Mutant][]string{
+	reference.MutantRace:             {"load"},
+	reference.MutantReplayReexecutes: {"dropped-response"},
+	reference.MutantLostWrite:        {"dropped-response"},
+}
+
 // rows lists the matrix rows, filtered by name when names is not empty. The race mutant and
 // the two memory instances have a second row: the load property must catch them too.
 func rows(names []string) []row {
 	var out []row
 	for _, m := range reference.Mutants {
 		out = append(out, row{string(m.Name), m.Name, m.CaughtBy, m.Stores, m.Reported})
-		if m.Name == reference.MutantRace {
-			out = append(out, row{string(m.Name), m.Name, "load", m.Stores, m.Reported})
+		for _, p := range alsoCaughtBy[m.Name] {
+			out = append(out, row{string(m.Name), m.Name, p, m.Stores, m.Reported})
 		}
 	}
 	out = append(out, row{name: TwoMemoryInstances, property: "race", required: []string{"memory"}},
