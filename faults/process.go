@@ -4,13 +4,11 @@ package faults
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -20,11 +18,10 @@ import (
 // every child it spawned can be signalled together. Only processes started here are ever
 // signalled.
 type Process struct {
-	Name  string
-	cmd   *exec.Cmd
-	done  chan struct{}
-	err   error
-	lines <-chan string
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
 
 	mu     sync.Mutex
 	output []string // the last lines it printed, for error messages
@@ -36,9 +33,6 @@ type Processes struct {
 	mu    sync.Mutex
 	procs []*Process
 }
-
-// listenLine matches the line the reference API prints when it is ready.
-var listenLine = regexp.MustCompile(`listening on (https?://\S+)`)
 
 // maxKeptLines bounds the output a process keeps for error messages.
 const maxKeptLines = 20
@@ -69,18 +63,16 @@ func (ps *Processes) StartIn(name string, argv, env []string, dir string) (*Proc
 	ps.mu.Lock()
 	ps.procs = append(ps.procs, p)
 	ps.mu.Unlock()
-	lines := make(chan string, 64)
-	go p.read(stdout, lines)
 	go func() {
+		p.read(stdout) // to the end first: Wait closes the pipe, and Done promises the whole output
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	p.lines = lines
 	return p, nil
 }
 
-// read keeps the last lines of output and forwards them until the pipe closes.
-func (p *Process) read(r io.Reader, lines chan<- string) {
+// read keeps the last lines of output until the pipe closes.
+func (p *Process) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
@@ -90,29 +82,6 @@ func (p *Process) read(r io.Reader, lines chan<- string) {
 			p.output = p.output[1:]
 		}
 		p.mu.Unlock()
-		select {
-		case lines <- line:
-		default:
-		}
-	}
-	close(lines)
-}
-
-// WaitListening waits until the process prints `listening on URL` and returns the URL.
-func (p *Process) WaitListening(ctx context.Context) (string, error) {
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				<-p.done
-				return "", fmt.Errorf("%s exited before it was ready (%v): %s", p.Name, p.err, p.Output())
-			}
-			if m := listenLine.FindStringSubmatch(line); m != nil {
-				return m[1], nil
-			}
-		case <-ctx.Done():
-			return "", fmt.Errorf("%s did not print its address in time: %s", p.Name, p.Output())
-		}
 	}
 }
 
