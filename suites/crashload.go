@@ -49,7 +49,7 @@ MUST have exactly one, and no key MAY stay stuck past the lock timeout.`,
 
 // Shape of the crash-under-load run.
 const (
-	crashKills   = 5
+	crashKills   = 8
 	crashWorkers = 4
 	crashMaxOps  = 400
 )
@@ -66,14 +66,15 @@ type crashRun struct {
 	rng      *rand.Rand
 	mu       sync.Mutex
 	ops      []*loadOp
-	inflight map[string]int // key -> attempts in flight
+	inflight map[string]int       // key -> attempts in flight
+	since    map[string]time.Time // key -> when its oldest attempt in flight started
 	stop     atomic.Bool
 	kills    []string // what the nemesis did, for the evidence
 }
 
 func crashLoadSpecs(e *Env) {
 	It(sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation (seed %d)", crashKills, e.Settings.Seed), func() {
-		cr := &crashRun{e: e, rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0xc4a5)), inflight: map[string]int{}}
+		cr := &crashRun{e: e, rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0xc4a5)), inflight: map[string]int{}, since: map[string]time.Time{}}
 		cr.storageLatency(true)
 		var wg sync.WaitGroup
 		for w := range crashWorkers {
@@ -145,22 +146,35 @@ func (cr *crashRun) pick(defs []*targets.Operation, w, i int) *loadOp {
 	return lo
 }
 
-func (cr *crashRun) begin(key string) { cr.mu.Lock(); cr.inflight[key]++; cr.mu.Unlock() }
-func (cr *crashRun) end(key string)   { cr.mu.Lock(); cr.inflight[key]--; cr.mu.Unlock() }
+func (cr *crashRun) begin(key string) {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.inflight[key]++; cr.inflight[key] == 1 {
+		cr.since[key] = time.Now()
+	}
+}
 
-// inFlight returns the keys with an attempt in flight.
-func (cr *crashRun) inFlight() []string {
+func (cr *crashRun) end(key string) { cr.mu.Lock(); cr.inflight[key]--; cr.mu.Unlock() }
+
+// inFlight returns the keys with an attempt in flight for at least minAge: past its claim,
+// most likely inside the target's writes, where a kill hurts.
+func (cr *crashRun) inFlight(minAge time.Duration) []string {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	var keys []string
 	for k, n := range cr.inflight {
-		if n > 0 {
+		if n > 0 && time.Since(cr.since[k]) >= minAge {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
 	return keys
 }
+
+// killAge is how long an attempt must have been in flight before the nemesis kills: long
+// enough to be past the claim (a few round trips), so that kills land between claim, record
+// and completion rather than before anything happened.
+const killAge = 15 * time.Millisecond
 
 // nemesis kills and restarts instances on the seeded schedule, each time with operations
 // in flight, and resets the storage link once midway when one is declared.
@@ -169,9 +183,9 @@ func (cr *crashRun) nemesis() error {
 	for k := 1; k <= crashKills; k++ {
 		time.Sleep(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond)
 		var keys []string
-		for wait := 0; wait < 100 && len(keys) == 0; wait++ {
-			if keys = cr.inFlight(); len(keys) == 0 {
-				time.Sleep(5 * time.Millisecond)
+		for wait := 0; wait < 500 && len(keys) == 0; wait++ {
+			if keys = cr.inFlight(killAge); len(keys) == 0 {
+				time.Sleep(time.Millisecond)
 			}
 		}
 		i := cr.rng.IntN(c.Size())
