@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -188,36 +189,28 @@ type loadTransport struct {
 	plan *loadPlan
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. Vegeta's request only names the plan item; the
+// item's own request (rendered by the targeter) is what the harness's client sends.
 func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 	it := t.plan.take(req.Header.Get(loadItemHeader))
 	if it == nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
 		return nil, errors.New("retrysafe load: a hit without a plan item")
 	}
-	// A shallow copy with its own header map: Client.Do copies what it sends anyway.
-	out := *req
-	out.Header = make(http.Header, len(req.Header))
-	for name, vals := range req.Header {
-		if name != loadItemHeader && !strings.HasPrefix(name, "X-Vegeta-") {
-			out.Header[name] = vals
-		}
-	}
-	ctx := t.e.done // Client.Do bounds every attempt by the attempt timeout
+	ctx := t.e.done // Client.DoBody bounds every attempt by the attempt timeout
 	var twin sync.WaitGroup
 	if it.twin != nil {
-		setBody(it.twin, it.twinBytes)
-		twin.Go(func() { t.e.Client.Do(ctx, it.twin, it.twinMeta) })
+		twin.Go(func() { t.e.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
 	}
-	a := t.e.Client.Do(ctx, &out, it.meta)
+	a := t.e.Client.DoBody(ctx, it.req, it.body, it.meta)
 	twin.Wait()
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)
 	}
 	return &http.Response{
-		Status:     fmt.Sprintf("%d %s", a.Status, http.StatusText(a.Status)),
+		Status:     strconv.Itoa(a.Status) + " " + http.StatusText(a.Status),
 		StatusCode: a.Status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: a.RespHeader, Body: io.NopCloser(bytes.NewReader(a.RespBody)),
 		ContentLength: int64(len(a.RespBody)), Request: req,

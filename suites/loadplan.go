@@ -43,13 +43,17 @@ type loadPlan struct {
 	counts [3]int // hits by kind
 }
 
-// loadItem is one hit: the request Vegeta sends and, for a pair, its twin.
+// loadItem is one hit: the request the harness sends for it and, for a pair, its twin
+// (the same request when both go to the same instance: the client never modifies one).
 type loadItem struct {
-	kind      int
-	meta      httpclient.Meta
-	twin      *http.Request
-	twinMeta  httpclient.Meta
-	twinBytes []byte
+	kind int
+	req  *http.Request
+	body []byte
+	meta httpclient.Meta
+
+	twin     *http.Request
+	twinBody []byte
+	twinMeta httpclient.Meta
 }
 
 func newLoadPlan(e *Env, retry float64) *loadPlan {
@@ -71,18 +75,19 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 		if err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
-		it := &loadItem{kind: kind, meta: meta}
+		it := &loadItem{kind: kind, req: req, body: body, meta: meta}
 		if kind == hitPair {
 			if twinIns == ins {
-				it.twin, it.twinMeta, it.twinBytes = req.Clone(p.e.done), meta, body
-			} else if it.twin, it.twinBytes, it.twinMeta, err = p.render(op, twinIns); err != nil {
+				it.twin, it.twinBody, it.twinMeta = req, body, meta
+			} else if it.twin, it.twinBody, it.twinMeta, err = p.render(op, twinIns); err != nil {
 				return fmt.Errorf("load: %w", err)
 			}
 		}
 		id := p.store(it)
-		t.Method, t.URL, t.Body = req.Method, req.URL.String(), body
-		t.Header = req.Header
-		t.Header.Set(loadItemHeader, strconv.FormatUint(id, 10))
+		// Vegeta paces, counts and times the hit; what goes over the wire is the item's
+		// request, sent by the transport. Vegeta's own request only carries the item's id.
+		t.Method, t.URL = req.Method, req.URL.String()
+		t.Header = http.Header{loadItemHeader: {strconv.FormatUint(id, 10)}}
 		return nil
 	}
 }

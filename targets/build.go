@@ -157,11 +157,11 @@ func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	u, err := inst.Resolve(pq)
+	u, err := inst.resolveString(pq)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, r.method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

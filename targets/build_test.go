@@ -295,3 +295,34 @@ func TestBuiltRequestsAreNeverResent(t *testing.T) {
 		t.Errorf("control: a plain keyed request ran %d times; the test no longer reproduces the transport retry", n)
 	}
 }
+
+func TestSimpleTemplatesSkipTextTemplate(t *testing.T) {
+	for _, c := range []struct {
+		src    string
+		simple bool
+	}{
+		{`{"ref": "{{.Ref}}", "k": {{json .Key}}}`, true},
+		{`{{.Tenant}}/{{ .Ref }}-{{- .Key -}} x`, true},
+		{`{{/* note */}}{{.Ref}}`, true},
+		{`{{printf "%s" .Ref}}`, false},
+		{`{{if .Tenant}}{{.Tenant}}{{end}}`, false},
+		{`{{.Ref | printf "%q"}}`, false},
+		{`{{$x := .Ref}}{{$x}}`, false},
+		{"{{json .Ref}}{{html .Tenant}}", false},
+	} {
+		d := decoder{ps: &problems{file: "f.yaml"}}
+		tm, ok := d.compile(c.src, srcPos{line: 1}, "body", requestFields)
+		if !ok {
+			t.Fatalf("%q does not compile: %v", c.src, d.ps.list)
+		}
+		if got := tm.parts != nil; got != c.simple {
+			t.Errorf("%q: simple = %v, want %v", c.src, got, c.simple)
+		}
+		vars := Vars{Ref: `r"<&>` + "\u2028", Key: "k\x00", Tenant: "t\xff"}
+		fast, ferr := tm.render(vars)
+		slow, serr := tm.execute(vars)
+		if fast != slow || ferr != nil || serr != nil {
+			t.Errorf("%q renders as %q, %v; text/template gives %q, %v", c.src, fast, ferr, slow, serr)
+		}
+	}
+}

@@ -166,10 +166,19 @@ func (in *Instance) Addr() string {
 
 // Resolve returns the URL of pathQuery (a rendered "/path?query") on this instance.
 func (in *Instance) Resolve(pathQuery string) (*url.URL, error) {
-	if !strings.HasPrefix(pathQuery, "/") {
-		return nil, errors.New("path " + pathQuery + " must start with /")
+	s, err := in.resolveString(pathQuery)
+	if err != nil {
+		return nil, err
 	}
-	return url.Parse(strings.TrimSuffix(in.URL.String(), "/") + pathQuery)
+	return url.Parse(s)
+}
+
+// resolveString is Resolve without parsing the result.
+func (in *Instance) resolveString(pathQuery string) (string, error) {
+	if !strings.HasPrefix(pathQuery, "/") {
+		return "", errors.New("path " + pathQuery + " must start with /")
+	}
+	return strings.TrimSuffix(in.URL.String(), "/") + pathQuery, nil
 }
 
 // TLS holds the client TLS options of a target.

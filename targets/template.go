@@ -56,6 +56,105 @@ var templateFuncs = template.FuncMap{
 type tmpl struct {
 	src string
 	t   *template.Template
+	// parts, when not nil, render the template without text/template (a load run renders
+	// thousands a second): the template is only text, {{.Field}} and {{json .Field}}.
+	parts []part
+}
+
+// part is a piece of a simple template: literal text, or a field's value, JSON-encoded when
+// json is set.
+type part struct {
+	text  string
+	field string
+	json  bool
+}
+
+// simpleParts returns the parts of a template made only of text, {{.Field}} and
+// {{json .Field}} actions; nil for any other.
+func simpleParts(t *template.Template) []part {
+	if len(t.Templates()) != 1 || t.Tree == nil || t.Root == nil {
+		return nil
+	}
+	var parts []part
+	for _, n := range t.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			parts = append(parts, part{text: string(n.Text)})
+		case *parse.ActionNode:
+			p := n.Pipe
+			if p == nil || p.IsAssign || len(p.Decl) > 0 || len(p.Cmds) != 1 {
+				return nil
+			}
+			args := p.Cmds[0].Args
+			isJSON := len(args) == 2
+			if isJSON {
+				if id, ok := args[0].(*parse.IdentifierNode); !ok || id.Ident != "json" {
+					return nil
+				}
+				args = args[1:]
+			}
+			f, ok := args[0].(*parse.FieldNode)
+			if len(args) != 1 || !ok || len(f.Ident) != 1 {
+				return nil
+			}
+			parts = append(parts, part{field: f.Ident[0], json: isJSON})
+		default:
+			return nil
+		}
+	}
+	return parts
+}
+
+// varField returns the value of the named field of Vars or LifecycleVars.
+func varField(v any, name string) (string, bool) {
+	switch v := v.(type) {
+	case Vars:
+		switch name {
+		case "Ref":
+			return v.Ref, true
+		case "Key":
+			return v.Key, true
+		case "Tenant":
+			return v.Tenant, true
+		}
+	case LifecycleVars:
+		switch name {
+		case "Addr":
+			return v.Addr, true
+		case "Downstream":
+			return v.Downstream, true
+		case "Storage":
+			return v.Storage, true
+		}
+		return varField(v.Vars, name)
+	}
+	return "", false
+}
+
+// renderParts renders simple parts with the values of v (Vars or LifecycleVars); ok is
+// false when a field is missing (text/template then reports the error).
+func renderParts(parts []part, v any) (string, bool) {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.field == "" {
+			b.WriteString(p.text)
+			continue
+		}
+		val, ok := varField(v, p.field)
+		if !ok {
+			return "", false
+		}
+		if p.json {
+			j, err := json.Marshal(val)
+			if err != nil {
+				return "", false
+			}
+			b.Write(j)
+			continue
+		}
+		b.WriteString(val)
+	}
+	return b.String(), true
 }
 
 func (t *tmpl) data(v any) map[string]string {
@@ -78,6 +177,16 @@ func (t *tmpl) render(v any) (string, error) {
 	if t.t == nil {
 		return t.src, nil
 	}
+	if t.parts != nil {
+		if s, ok := renderParts(t.parts, v); ok {
+			return s, nil
+		}
+	}
+	return t.execute(v)
+}
+
+// execute renders the template with text/template.
+func (t *tmpl) execute(v any) (string, error) {
 	var b strings.Builder
 	if err := t.t.Execute(&b, t.data(v)); err != nil {
 		return "", fmt.Errorf("%s", cleanTemplateErr(err.Error()))
@@ -212,7 +321,7 @@ func (d *decoder) compile(src string, at srcPos, path string, known []string) (*
 	if !ok {
 		return nil, false
 	}
-	out := &tmpl{src: src, t: t}
+	out := &tmpl{src: src, t: t, parts: simpleParts(t)}
 	sample := any(sampleVars)
 	if len(known) > len(requestFields) {
 		sample = sampleLifecycle

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 
@@ -14,9 +16,10 @@ func init() { extraCommands = append(extraCommands, newBenchCmd) }
 
 func newBenchCmd() *cobra.Command {
 	var (
-		quick bool
-		only  []string
-		o     bench.Options
+		quick   bool
+		only    []string
+		profile string
+		o       bench.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -46,6 +49,20 @@ The full run takes about two minutes; --quick about half a minute.`,
 				o.Only = append(o.Only, n)
 			}
 			o.Out = cmd.OutOrStdout()
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return usageErr("--cpuprofile: %v", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return usageErr("--cpuprofile: %v", err)
+				}
+				defer func() {
+					pprof.StopCPUProfile()
+					fmt.Fprintf(cmd.ErrOrStderr(), "CPU profile of the whole run (harness and reference API) in %s; view it with 'go tool pprof %s'\n", profile, profile)
+				}()
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := bench.Run(ctx, o); err != nil {
@@ -57,5 +74,6 @@ The full run takes about two minutes; --quick about half a minute.`,
 	f := cmd.Flags()
 	f.BoolVar(&quick, "quick", false, "fewer rounds, shorter attacks and a 200,000-attempt history")
 	f.StringSliceVar(&only, "only", nil, "run only these benchmarks, e.g. --only 1,3")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to this file (for 'go tool pprof')")
 	return cmd
 }

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -171,6 +172,14 @@ func (c *Client) Do(ctx context.Context, req *http.Request, meta Meta) history.A
 	if err != nil {
 		return c.hist.Add(failedBeforeSend(req, meta, fmt.Errorf("reading the request body: %w", err)))
 	}
+	return c.DoBody(ctx, req, body, meta)
+}
+
+// DoBody is Do with the request body given as bytes: req.Body is neither read nor closed,
+// and body is sent instead (nil or empty = no body). Neither req nor body is modified, so
+// that one request may be sent by several concurrent DoBody calls; the history keeps body,
+// which must not be changed afterwards.
+func (c *Client) DoBody(ctx context.Context, req *http.Request, body []byte, meta Meta) history.Attempt {
 	if req.URL == nil {
 		return c.hist.Add(failedBeforeSend(req, meta, fmt.Errorf("request has no URL")))
 	}
@@ -199,16 +208,25 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, meta 
 	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
 	})
-	out := req.Clone(actx)
+	// A shallow copy with its own header map (the values are shared: net/http's transport
+	// does not modify a request, and Header.Set and Add never write into a shared value).
+	out := req.WithContext(actx)
+	out.Header = make(http.Header, len(req.Header)+1)
+	for name, vals := range req.Header {
+		out.Header[name] = vals
+	}
 	if _, set := out.Header["User-Agent"]; !set {
-		out.Header.Set("User-Agent", UserAgent)
+		out.Header["User-Agent"] = []string{UserAgent}
 	}
 	setOnceBody(out, body)
-	a.ReqHeader = out.Header.Clone()
+	a.ReqHeader = out.Header
 
 	a.Start = time.Now()
-	resp, err := c.hc.Do(out)
+	// Straight to the transport: http.Client would only add a copy of the headers for
+	// redirects, which are never followed.
+	resp, err := c.tr.RoundTrip(out)
 	if err != nil {
+		err = &url.Error{Op: urlErrorOp(a.Method), URL: req.URL.Redacted(), Err: err}
 		a.End = time.Now()
 		a.Err = err.Error()
 		a.Outcome = history.Unknown
@@ -219,7 +237,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, meta 
 		return a
 	}
 	defer resp.Body.Close()
-	a.Status, a.RespHeader = resp.StatusCode, resp.Header.Clone()
+	a.Status, a.RespHeader = resp.StatusCode, resp.Header // the response is ours alone
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxBody+1))
 	a.End = time.Now()
 	if int64(len(data)) > c.opts.MaxBody {
@@ -289,6 +307,17 @@ func failedBeforeSend(req *http.Request, meta Meta, err error) history.Attempt {
 		a.URL = req.URL.String()
 	}
 	return a
+}
+
+// urlErrorOp is the Op of the *url.Error http.Client returns, e.g. "Post".
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	if lower := strings.ToLower(method); lower != method {
+		return method[:1] + lower[1:]
+	}
+	return method
 }
 
 // methodOf returns r's method, GET when empty (as net/http does).
