@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,8 @@ func freeAddr() (string, error) {
 }
 
 // managedTarget renders the embedded managed reference target for a store and mutant. On
-// PostgreSQL the store is reached through the harness's storage proxy.
+// PostgreSQL and Redis the store is reached through the harness's storage proxy, so that
+// crash-under-load can slow and cut the link.
 func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*targets.Target, error) {
 	addr, err := freeAddr()
 	if err != nil {
@@ -60,18 +62,25 @@ func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*t
 	}
 	doc := string(examples.ReferenceManaged)
 	dsn := ""
+	proxied := func(url, defaultPort string) error {
+		templated, storage, ok := proxiedDSN(url, defaultPort)
+		if !ok {
+			return fmt.Errorf("cannot find the host in the %s URL", kind)
+		}
+		dsn = templated
+		doc += "\nstorage:\n  address: " + storage + "\n"
+		return nil
+	}
 	switch kind {
 	case "sqlite":
 		dsn = filepath.Join(st.dir, fmt.Sprintf("managed-%d.db", cell))
 	case "postgres":
-		host, rest, ok := splitDSNHost(st.opts.PostgresDSN)
-		if !ok {
-			return nil, fmt.Errorf("cannot find the host in the PostgreSQL DSN")
-		}
-		dsn = strings.Replace(st.opts.PostgresDSN, host, "{{.Storage}}", 1)
-		doc += "\nstorage:\n  address: " + rest + "\n"
+		err = proxied(st.opts.PostgresDSN, "5432")
 	case "redis":
-		dsn = st.opts.RedisURL
+		err = proxied(st.opts.RedisURL, "6379")
+	}
+	if err != nil {
+		return nil, err
 	}
 	mutant := string(m)
 	if mutant == "" {
@@ -90,24 +99,30 @@ func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*t
 	})
 }
 
-// splitDSNHost finds the host:port of a postgres:// URL DSN; it returns the text to
-// replace and the address to proxy.
-func splitDSNHost(dsn string) (hostPart, addr string, ok bool) {
-	at := strings.Index(dsn, "@")
-	if at < 0 {
+// proxiedDSN rewrites a URL-form DSN (postgres://user@host:port/db?..., redis://host:port/0)
+// so that its host:port is the storage proxy's ({{.Storage}}), and returns the address the
+// proxy forwards to (with defaultPort when the URL names none).
+func proxiedDSN(dsn, defaultPort string) (templated, addr string, ok bool) {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Host == "" {
 		return "", "", false
 	}
-	rest := dsn[at+1:]
-	end := strings.IndexAny(rest, "/?")
-	if end < 0 {
-		end = len(rest)
+	start := strings.Index(dsn, "//")
+	if start < 0 {
+		return "", "", false
 	}
-	hostPart = rest[:end]
-	addr = hostPart
-	if !strings.Contains(addr, ":") {
-		addr += ":5432"
+	start += 2
+	if at := strings.LastIndex(dsn[start:strings.IndexAny(dsn[start:]+"/", "/?")+start], "@"); at >= 0 {
+		start += at + 1
 	}
-	return hostPart, addr, hostPart != ""
+	if !strings.HasPrefix(dsn[start:], u.Host) {
+		return "", "", false
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), defaultPort)
+	}
+	return dsn[:start] + "{{.Storage}}" + dsn[start+len(u.Host):], addr, true
 }
 
 // runManaged starts the reference API through its lifecycle (one process, mutant m) on a
