@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +50,31 @@ func TestMedianAndRatios(t *testing.T) {
 	}
 	if got := cpuOf(sample{n: 1}); got != 0 {
 		t.Errorf("unknown CPU = %v, want 0", got)
+	}
+}
+
+// TestRunSmall runs the four benchmarks at a tiny size: each must finish and print its
+// table and its verdict (whether a goal is met depends on the machine, so it is not asserted).
+func TestRunSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the reference API on SQLite and PostgreSQL")
+	}
+	var out strings.Builder
+	err := Run(t.Context(), Options{SpreadRounds: 2, RaceRounds: 2, LoadDuration: 300 * time.Millisecond,
+		LoadRepeats: 1, HistoryN: 20_000, Out: &out})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"1. Arrival spread", "lastbyte", "barrier", "vegeta", "2. Race detection", "sqlite",
+		"postgres", "3. Load overhead", "4. History cost", "CheckLoad over 20000 attempts"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "unavailable") {
+		t.Errorf("a store was unavailable:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "goal"); n < 5 {
+		t.Errorf("%d verdicts, want one per goal (5):\n%s", n, out.String())
 	}
 }
