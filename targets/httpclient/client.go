@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -218,12 +219,17 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, meta 
 	if _, set := out.Header["User-Agent"]; !set {
 		out.Header["User-Agent"] = []string{UserAgent}
 	}
+	if u := req.URL.User; u != nil && out.Header.Get("Authorization") == "" {
+		// What http.Client does for credentials in the URL (the transport does not).
+		password, _ := u.Password()
+		out.Header["Authorization"] = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+password))}
+	}
 	setOnceBody(out, body)
 	a.ReqHeader = out.Header
 
 	a.Start = time.Now()
-	// Straight to the transport: http.Client would only add a copy of the headers for
-	// redirects, which are never followed.
+	// Straight to the transport: besides the Basic credentials above, http.Client would only
+	// add a copy of the headers for redirects, which are never followed.
 	resp, err := c.tr.RoundTrip(out)
 	if err != nil {
 		err = &url.Error{Op: urlErrorOp(a.Method), URL: req.URL.Redacted(), Err: err}

@@ -318,3 +318,35 @@ func TestWarmTooMany(t *testing.T) {
 		t.Error("Warm(3) with MaxIdleConnsPerHost 2 succeeded, want an error")
 	}
 }
+
+// TestURLCredentials: credentials in the URL go as Basic authentication (as with
+// http.Client), an explicit Authorization header wins, and the password never reaches the
+// history, also not through a transport error naming the URL.
+func TestURLCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		fmt.Fprintf(w, "%s|%s|%s", user, pass, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	c := httpclient.New(httpclient.Options{History: history.New(history.NewRedactor([]string{"pw-9876"}, nil))})
+	withCreds := strings.Replace(srv.URL, "http://", "http://ann:pw-9876@", 1)
+	if a := c.Do(context.Background(), get(t, withCreds), httpclient.Meta{}); a.Status != 200 || !strings.HasPrefix(string(a.RespBody), "ann|") {
+		t.Errorf("URL credentials: status %d, body %q, err %q", a.Status, a.RespBody, a.Err)
+	}
+	req := get(t, withCreds)
+	req.Header.Set("Authorization", "Bearer tok-1234")
+	if a := c.Do(context.Background(), req, httpclient.Meta{}); a.Status != 200 || !strings.HasPrefix(string(a.RespBody), "||") {
+		t.Errorf("explicit Authorization: status %d, body %q", a.Status, a.RespBody)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://ann:pw-9876@" + ln.Addr().String() + "/orders"
+	ln.Close()
+	a := c.Do(context.Background(), get(t, refused), httpclient.Meta{})
+	if !strings.HasPrefix(a.Err, `Get "http://ann:`) || strings.Contains(a.Err, "pw-9876") || !strings.Contains(a.Err, "/orders") {
+		t.Errorf("transport error %q: want Get \"URL\" without the password, as http.Client writes it", a.Err)
+	}
+}
