@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,7 +55,9 @@ func freeAddr() (string, error) {
 
 // managedTarget renders the embedded managed reference target for a store and mutant. On
 // PostgreSQL and Redis the store is reached through the harness's storage proxy, so that
-// crash-under-load can slow and cut the link.
+// crash-under-load can slow and cut the link; a DSN the proxy cannot stand in for (a Unix
+// socket, TLS, a keyword/value DSN) is used as it is, and crash-under-load then runs
+// without storage faults.
 func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*targets.Target, error) {
 	addr, err := freeAddr()
 	if err != nil {
@@ -62,25 +65,22 @@ func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*t
 	}
 	doc := string(examples.ReferenceManaged)
 	dsn := ""
-	proxied := func(url, defaultPort string) error {
+	proxied := func(url, defaultPort string) {
 		templated, storage, ok := proxiedDSN(url, defaultPort)
 		if !ok {
-			return fmt.Errorf("cannot find the host in the %s URL", kind)
+			dsn = url
+			return
 		}
 		dsn = templated
-		doc += "\nstorage:\n  address: " + storage + "\n"
-		return nil
+		doc += "\nstorage:\n  address: " + strconv.Quote(storage) + "\n"
 	}
 	switch kind {
 	case "sqlite":
 		dsn = filepath.Join(st.dir, fmt.Sprintf("managed-%d.db", cell))
 	case "postgres":
-		err = proxied(st.opts.PostgresDSN, "5432")
+		proxied(st.opts.PostgresDSN, "5432")
 	case "redis":
-		err = proxied(st.opts.RedisURL, "6379")
-	}
-	if err != nil {
-		return nil, err
+		proxied(st.opts.RedisURL, "6379")
 	}
 	mutant := string(m)
 	if mutant == "" {
@@ -104,7 +104,18 @@ func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*t
 // proxy forwards to (with defaultPort when the URL names none).
 func proxiedDSN(dsn, defaultPort string) (templated, addr string, ok bool) {
 	u, err := url.Parse(dsn)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || strings.Contains(u.Host, ",") {
+		return "", "", false
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		// TLS checks the server's name, and host or port parameters override the URL's.
+		q := u.Query()
+		if q.Has("host") || q.Has("port") || strings.HasPrefix(q.Get("sslmode"), "verify") {
+			return "", "", false
+		}
+	case "redis":
+	default: // rediss (TLS), unix sockets, ...
 		return "", "", false
 	}
 	start := strings.Index(dsn, "//")
