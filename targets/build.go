@@ -152,7 +152,8 @@ func appendQuery(pq, q string) string {
 }
 
 // newRequest assembles a request: declared headers, then the tenant's (which win), then
-// Content-Type when the body is not empty and no Content-Type was declared. GetBody is nil.
+// Content-Type when the body is not empty and no Content-Type was declared; a Host header
+// becomes the request's Host. GetBody is nil.
 func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v Vars, pq string, body []byte) (*http.Request, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -176,6 +177,12 @@ func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v 
 		for _, name := range tn.order {
 			req.Header.Set(name, tn.Headers[name])
 		}
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		// net/http sends req.Host and ignores a Host header: a declared one (an API behind a
+		// virtual host reached by address) goes there.
+		req.Host = host
+		req.Header.Del("Host")
 	}
 	if len(body) > 0 && req.Header.Get("Content-Type") == "" {
 		ct := "application/json"

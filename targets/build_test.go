@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -324,5 +325,33 @@ func TestSimpleTemplatesSkipTextTemplate(t *testing.T) {
 		if fast != slow || ferr != nil || serr != nil {
 			t.Errorf("%q renders as %q, %v; text/template gives %q, %v", c.src, fast, ferr, slow, serr)
 		}
+	}
+}
+
+func TestDeclaredHostHeader(t *testing.T) {
+	src := minimal + "    method: POST\n    headers: {Host: \"api.{{.Tenant}}.example\"}\n    body: '{}'\n"
+	tg, err := Parse("t.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = r.Host }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	req, _, err := tg.Operations[0].Build(BuildInput{Instance: &Instance{URL: u}, Vars: Vars{Tenant: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Host != "api.alice.example" || req.Header.Get("Host") != "" {
+		t.Fatalf("Host %q, header %q; want the declared host as the request's Host", req.Host, req.Header.Get("Host"))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got != "api.alice.example" {
+		t.Errorf("the server saw Host %q", got)
 	}
 }
