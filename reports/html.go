@@ -3,6 +3,7 @@ package reports
 import (
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"io"
 	"math"
@@ -70,7 +71,9 @@ func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 	if extras == nil {
 		extras = &HTMLExtras{}
 	}
-	if networkRef.MatchString(extras.LoadPlotHTML) {
+	// Unescaped first: the plot may sit escaped in an iframe's srcdoc, where the browser
+	// unescapes and loads it.
+	if networkRef.MatchString(html.UnescapeString(extras.LoadPlotHTML)) {
 		return ErrNetworkReference
 	}
 	mark, text := headline(r)

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"errors"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -160,6 +161,8 @@ func TestHTMLRefusesNetworkPlot(t *testing.T) {
 		`<svg><image href='//example.com/p.png'/></svg>`,
 		`<div style="background: url( http://example.com/p.png)"></div>`,
 		`<style>@import "x.css";</style>`,
+		// as cmd/retrysafe embeds the plot: escaped inside an iframe's srcdoc
+		`<iframe srcdoc="` + html.EscapeString(`<script src="https://example.com/plot.js"></script>`) + `"></iframe>`,
 	}
 	for _, plot := range plots {
 		err := RenderHTML(&strings.Builder{}, sampleRun(), &HTMLExtras{LoadPlotHTML: plot})
