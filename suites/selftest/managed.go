@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,28 +20,19 @@ import (
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
-// processProperties are the properties that kill the target's processes: the self-test
-// runs them against reference API processes it starts through a lifecycle (durable stores
-// only), the others against in-process instances.
-var processProperties = []string{"crash-after-claim", "crash-under-load"}
+// processLabel marks the properties that kill the target's processes: the self-test runs
+// them against reference API processes it starts through a lifecycle (durable stores only),
+// the others against in-process instances.
+const processLabel = "fault:process"
 
 // isProcessProperty reports whether a property needs a managed target.
 func isProcessProperty(name string) bool {
-	for _, p := range processProperties {
-		if p == name {
-			return true
+	for _, p := range suites.Properties() {
+		if p.Name == name {
+			return slices.Contains(p.Labels, processLabel)
 		}
 	}
 	return false
-}
-
-// processFilter selects the process properties.
-func processFilter() string {
-	parts := make([]string, len(processProperties))
-	for i, p := range processProperties {
-		parts[i] = "property:" + p
-	}
-	return strings.Join(parts, " || ")
 }
 
 // freeAddr returns a free 127.0.0.1 port (closed again for the process to take).

@@ -54,3 +54,11 @@ func TestManagedTargetStorage(t *testing.T) {
 		tg.Close()
 	}
 }
+
+func TestProcessProperties(t *testing.T) {
+	for name, want := range map[string]bool{"crash-after-claim": true, "crash-under-load": true, "race": false, "load": false, "nope": false} {
+		if got := isProcessProperty(name); got != want {
+			t.Errorf("isProcessProperty(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

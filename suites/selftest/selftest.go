@@ -196,12 +196,12 @@ func built(property string) bool {
 // runCorrect runs every property against the correct API on one store: in-process, and the
 // process properties against managed processes on the durable stores.
 func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error) {
-	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "!fault:process")
+	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "!"+processLabel)
 	if err != nil {
 		return nil, err
 	}
 	if store != "memory" {
-		managed, err := st.runManaged(ctx, store, reference.MutantNone, processFilter())
+		managed, err := st.runManaged(ctx, store, reference.MutantNone, processLabel)
 		if err != nil {
 			return nil, err
 		}

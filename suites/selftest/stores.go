@@ -97,6 +97,12 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 	if err != nil {
 		return nil, err
 	}
+	handed := false // to the faults, which close it
+	defer func() {
+		if !handed {
+			sink.Close()
+		}
+	}()
 	cfg := reference.Config{
 		Downstream:  sink.URL(),
 		Tenants:     []string{"alice", "bob"},
@@ -131,12 +137,11 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 	}
 	t, err := loadTarget(urls, kind != "memory" || n == 1, st.opts.Retention, st.opts.LockTimeout)
 	if err != nil {
-		sink.Close()
 		return nil, err
 	}
 	defer t.Close()
 	f := suites.NewFaults(t)
-	f.Sink = sink
+	f.Sink, handed = sink, true
 	defer f.Close()
 	return st.runEnv(t, f, cell, labelFilter)
 }
