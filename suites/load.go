@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -150,10 +151,7 @@ func (e *Env) FinishLoad(run *LoadRun) {
 
 // attack runs the Vegeta attack and returns the Seq after which its attempts are recorded.
 func (e *Env) attack(run *LoadRun, plan *loadPlan) (from int64) {
-	profile := e.Target.Profile
-	stop := e.History.Compact(history.CompactOptions{Full: func(a history.Attempt) bool {
-		return (a.Status < 200 || a.Status > 299) && !profile.AcceptsInFlightStatus(a.Status)
-	}})
+	stop := e.History.Compact(LoadCompactOptions(e.Target.Profile))
 	defer stop()
 	from = int64(e.History.Len())
 	hc := &http.Client{
@@ -179,6 +177,14 @@ func (e *Env) attack(run *LoadRun, plan *loadPlan) (from int64) {
 	run.Attack = time.Since(started)
 	run.Err = targetErr
 	return from
+}
+
+// LoadCompactOptions is how the load property records its history: compactly, except the
+// answers that are neither a 2xx nor the profile's in-flight status, kept whole as evidence.
+func LoadCompactOptions(profile targets.Profile) history.CompactOptions {
+	return history.CompactOptions{Full: func(a history.Attempt) bool {
+		return (a.Status < 200 || a.Status > 299) && !profile.AcceptsInFlightStatus(a.Status)
+	}}
 }
 
 // loadTransport is the RoundTripper Vegeta sends through: each hit goes out by the

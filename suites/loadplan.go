@@ -17,8 +17,8 @@ import (
 // transport removes it (and Vegeta's own X-Vegeta-* headers) before sending.
 const loadItemHeader = "X-Retrysafe-Load-Item"
 
-// retryWindow is how many of the latest operations a sequential retry picks from.
-const retryWindow = 256
+// LoadRetryWindow is how many of the latest operations a sequential retry picks from.
+const LoadRetryWindow = 256
 
 // Kinds of hits.
 const (
@@ -116,7 +116,7 @@ func (p *loadPlan) choose() (kind int, op *Op, ins, twinIns int) {
 	twinIns = (ins + 1) % n
 	r := p.rng.Float64()
 	if r < p.retry/2 && len(p.ops) > 0 {
-		i := len(p.ops) - 1 - p.rng.IntN(min(len(p.ops), retryWindow))
+		i := len(p.ops) - 1 - p.rng.IntN(min(len(p.ops), LoadRetryWindow))
 		if p.maxAge <= 0 || time.Since(p.born[i]) < p.maxAge {
 			p.counts[hitRetry]++
 			return hitRetry, p.ops[i], ins, twinIns

@@ -37,9 +37,7 @@ The full run takes about two minutes; --quick about half a minute.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
-				q := bench.Quick()
-				q.Only, q.PostgresDSN = o.Only, o.PostgresDSN
-				o = q
+				o = bench.Quick()
 			}
 			for _, s := range only {
 				n, err := strconv.Atoi(s)

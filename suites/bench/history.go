@@ -31,9 +31,7 @@ func historyBench(ctx context.Context, o *Options) error {
 	secrets := []string{"Bearer alice", "alice", "Bearer bob", "bob"}
 
 	compact := history.New(history.NewRedactor(secrets, nil))
-	stop := compact.Compact(history.CompactOptions{Full: func(a history.Attempt) bool {
-		return (a.Status < 200 || a.Status > 299) && !p.AcceptsInFlightStatus(a.Status)
-	}})
+	stop := compact.Compact(suites.LoadCompactOptions(p))
 	gen := newSynth()
 	before := heapInUse()
 	recording := record(compact, gen, o.HistoryN)
@@ -134,7 +132,7 @@ func (s *synth) next() history.Attempt {
 	s.t = s.t.Add(time.Millisecond)
 	r := s.rng.Float64()
 	if r < 0.15 && s.ops > 0 {
-		op := s.ops - 1 - s.rng.IntN(min(s.ops, 256))
+		op := s.ops - 1 - s.rng.IntN(min(s.ops, suites.LoadRetryWindow))
 		return s.attempt(op, 201, synthBody(op), true)
 	}
 	op := s.ops

@@ -175,7 +175,7 @@ func bareAttack(s *server, workers int, d time.Duration, seed int64) int {
 }
 
 // bareMix picks keys in the load property's mix: 70% fresh, 15% fresh and sent twice in a
-// row (a pair), 15% a retry of one of the latest 256 keys.
+// row (a pair), 15% a retry of one of the latest suites.LoadRetryWindow keys.
 type bareMix struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -193,7 +193,7 @@ func (m *bareMix) next() string {
 	}
 	r := m.rng.Float64()
 	if r < suites.DefaultLoadRetryFraction/2 && len(m.keys) > 0 {
-		return m.keys[len(m.keys)-1-m.rng.IntN(min(len(m.keys), 256))]
+		return m.keys[len(m.keys)-1-m.rng.IntN(min(len(m.keys), suites.LoadRetryWindow))]
 	}
 	k := fmt.Sprintf("%s-%d", m.prefix, len(m.keys))
 	m.keys = append(m.keys, k)

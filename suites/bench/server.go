@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites"
@@ -28,15 +27,13 @@ type server struct {
 func startServer(ctx context.Context, kind string, m reference.Mutant, workDelay time.Duration, pgDSN string) (*server, error) {
 	s := &server{}
 	var err error
-	switch kind {
-	case "sqlite":
-		if s.tmp, err = os.MkdirTemp("", "retrysafe-bench-"); err == nil {
-			s.store, err = reference.OpenSQLite(ctx, filepath.Join(s.tmp, "bench.db"))
-		}
-	case "postgres":
-		s.store, err = reference.OpenPostgres(ctx, pgDSN)
-	default:
-		s.store = reference.NewMemoryStore()
+	dsn := pgDSN
+	if kind == "sqlite" {
+		s.tmp, err = os.MkdirTemp("", "retrysafe-bench-")
+		dsn = filepath.Join(s.tmp, "bench.db")
+	}
+	if err == nil {
+		s.store, err = reference.OpenStore(ctx, kind, dsn)
 	}
 	if err != nil {
 		s.close()
@@ -88,7 +85,7 @@ func (s *server) close() {
 	if s.store != nil {
 		_ = s.store.Close()
 	}
-	if s.tmp != "" && strings.Contains(s.tmp, "retrysafe-bench-") {
+	if s.tmp != "" {
 		os.RemoveAll(s.tmp)
 	}
 }
