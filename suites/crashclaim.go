@@ -68,7 +68,7 @@ func crashClaimSpecs(e *Env) {
 		op := e.NewOp(def)
 		sink.Hold()
 		defer sink.Release()
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(e.done)
 		defer cancel()
 		firstDone := make(chan history.Attempt, 1)
 		go func() { firstDone <- op.DoCtx(ctx, Send{Instance: 0}) }()
@@ -81,9 +81,11 @@ func crashClaimSpecs(e *Env) {
 		if first.Outcome == history.OK {
 			e.unknown("the first attempt answered (status %d) although its process was killed", first.Status)
 		}
-		startCtx, startCancel := context.WithTimeout(context.Background(), time.Minute)
+		e.halt() // no restart once the run is over: nothing would stop the process
+		startCtx, startCancel := context.WithTimeout(e.done, time.Minute)
 		defer startCancel()
 		if err := cluster.Start(startCtx, 0); err != nil {
+			e.halt()
 			Fail("cannot restart the target: " + err.Error())
 		}
 		e.Client.CloseIdle() // connections to the killed process are dead

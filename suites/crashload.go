@@ -117,7 +117,7 @@ func (cr *crashRun) worker(w int) {
 			lo.first = time.Now()
 		}
 		cr.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(cr.e.done, 2*time.Second)
 		a := lo.op.DoCtx(ctx, Send{Instance: -1})
 		cancel()
 		cr.end(lo.op.Key)
@@ -188,7 +188,7 @@ const killAge = 15 * time.Millisecond
 func (cr *crashRun) nemesis() error {
 	c := cr.e.Faults.Cluster
 	for k := 1; k <= crashKills; k++ {
-		time.Sleep(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond)
+		cr.e.sleepUntil(time.Now().Add(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond))
 		var keys []string
 		for wait := 0; wait < 500 && len(keys) == 0; wait++ {
 			if keys = cr.inFlight(killAge); len(keys) == 0 {
@@ -196,20 +196,23 @@ func (cr *crashRun) nemesis() error {
 			}
 		}
 		i := cr.rng.IntN(c.Size())
+		cr.e.halt() // no kill or restart once the run is over: nothing would stop the process
 		c.Kill(i)
 		cr.kills = append(cr.kills, sprintf("kill %d at %s: SIGKILL instance %d with %d operations in flight: %s",
 			k, time.Now().Format("15:04:05.000"), i, len(keys), strings.Join(firstN(keys, 8), ", ")))
 		if k == crashKills/2+1 {
 			cr.storageReset()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cr.e.halt()
+		ctx, cancel := context.WithTimeout(cr.e.done, time.Minute)
 		err := c.Start(ctx, i)
 		cancel()
 		if err != nil {
+			cr.e.halt()
 			return err
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	cr.e.sleepUntil(time.Now().Add(300 * time.Millisecond))
 	return nil
 }
 

@@ -73,8 +73,8 @@ func loadSpecs(e *Env) {
 		if run.Err != nil {
 			Fail("the load could not be generated: " + run.Err.Error())
 		}
-		if len(run.CountErrors) > 0 {
-			e.unknown("the records of %d operations could not be counted, e.g. %s", len(run.CountErrors), run.CountErrors[0])
+		if run.Uncounted > 0 {
+			e.unknown("the records of %d operations could not be counted, e.g. %s", run.Uncounted, run.CountErrors[0])
 		}
 		if res.Unknown*10 > res.Attempts {
 			e.unknown("%d of %d attempts got no answer", res.Unknown, res.Attempts)
@@ -97,7 +97,9 @@ type LoadRun struct {
 	Attack time.Duration
 	// Counting and Checking are the times spent counting records and checking the history.
 	Counting, Checking time.Duration
-	// CountErrors are the observer's errors (at most a few).
+	// Uncounted is the number of operations whose records could not be counted, and
+	// CountErrors the observer's first few errors.
+	Uncounted   int
 	CountErrors []string
 	// Result is the checker's verdict material.
 	Result *LoadResult
@@ -134,8 +136,8 @@ func (e *Env) LoadAttack(rate int, d time.Duration) *LoadRun {
 // attack, checks its history and writes the plot.
 func (e *Env) FinishLoad(run *LoadRun) {
 	started := time.Now()
-	counts, errs := e.countLoad(run.plan.operations())
-	run.Counting, run.CountErrors = time.Since(started), errs
+	counts, errs, failed := e.countLoad(run.plan.operations())
+	run.Counting, run.CountErrors, run.Uncounted = time.Since(started), errs, failed
 
 	started = time.Now()
 	run.Result = CheckLoad(e.History.After(run.from), counts, e.Target.Profile)
@@ -223,8 +225,9 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// countLoad counts the records of every operation that has an observer, a few at a time.
-func (e *Env) countLoad(ops []*Op) (map[string]int, []string) {
+// countLoad counts the records of every operation that has an observer, a few at a time,
+// and returns the counts, the first few errors and the number of operations not counted.
+func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
 	tr := &http.Transport{TLSClientConfig: e.Target.TLSConfig(), MaxIdleConnsPerHost: loadCountWorkers}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Timeout: e.Settings.AttemptTimeout, Transport: tr,
@@ -233,6 +236,7 @@ func (e *Env) countLoad(ops []*Op) (map[string]int, []string) {
 		mu     sync.Mutex
 		counts = make(map[string]int, len(ops))
 		errs   []string
+		failed int
 		wg     sync.WaitGroup
 		jobs   = make(chan *Op)
 	)
@@ -243,10 +247,14 @@ func (e *Env) countLoad(ops []*Op) (map[string]int, []string) {
 				n, err := e.Target.CountRecords(ctx, op.Def, op.Tenant, op.vars(), hc)
 				cancel()
 				mu.Lock()
-				if err != nil && len(errs) < 5 {
-					errs = append(errs, e.History.Redactor().String(err.Error()))
-				} else if err == nil {
+				switch {
+				case err == nil:
 					counts[op.Key] = n
+				case len(errs) < 5:
+					errs = append(errs, e.History.Redactor().String(err.Error()))
+					fallthrough
+				default:
+					failed++
 				}
 				mu.Unlock()
 			}
@@ -259,7 +267,7 @@ func (e *Env) countLoad(ops []*Op) (map[string]int, []string) {
 	}
 	close(jobs)
 	wg.Wait()
-	return counts, errs
+	return counts, errs, failed
 }
 
 // Attempts returns the number of attempts the attack sent: every hit, and the twin of every

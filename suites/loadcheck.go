@@ -41,11 +41,9 @@ type Latencies struct {
 
 // LoadResult is what CheckLoad finds in a load history.
 type LoadResult struct {
-	// Attempts, Ops, Unknown and Failed count attempts, operations (keys), attempts without
-	// an answer, and attempts never sent.
-	Attempts, Ops, Unknown, Failed int
-	// Uncounted is the number of operations whose records were not counted.
-	Uncounted int
+	// Attempts, Ops and Unknown count attempts, operations (keys) and attempts without an
+	// answer.
+	Attempts, Ops, Unknown int
 	// Statuses counts the answers by status.
 	Statuses map[int]int
 	// Start and End bound the history: the first attempt's start, the last one's end.
@@ -122,8 +120,7 @@ func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targ
 		case history.Unknown:
 			res.Unknown++
 			continue
-		case history.Failed:
-			res.Failed++
+		case history.Failed: // never sent
 			continue
 		}
 		res.Statuses[a.Status]++
@@ -152,8 +149,7 @@ func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targ
 		k := &keys[i]
 		key, n := k.key, k.records
 		switch {
-		case !k.counted:
-			res.Uncounted++
+		case !k.counted: // nothing to check against
 		case n > 1:
 			res.add(LoadAnomaly{AnomalyDuplicate, key, k.seqs(), fmt.Sprintf("%d business records (%d 2xx answers)", n, k.successes)})
 		case n == 0 && k.successes > 0:

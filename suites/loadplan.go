@@ -13,8 +13,9 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// loadItemHeader carries a hit's plan item from the targeter to the transport; the
-// transport removes it (and Vegeta's own X-Vegeta-* headers) before sending.
+// loadItemHeader carries a hit's plan item from the targeter to the transport, on Vegeta's
+// request; the transport sends the item's own request instead, so neither this header nor
+// Vegeta's X-Vegeta-* headers reach the target.
 const loadItemHeader = "X-Retrysafe-Load-Item"
 
 // LoadRetryWindow is how many of the latest operations a sequential retry picks from.
@@ -46,7 +47,6 @@ type loadPlan struct {
 // loadItem is one hit: the request the harness sends for it and, for a pair, its twin
 // (the same request when both go to the same instance: the client never modifies one).
 type loadItem struct {
-	kind int
 	req  *http.Request
 	body []byte
 	meta httpclient.Meta
@@ -75,7 +75,7 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 		if err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
-		it := &loadItem{kind: kind, req: req, body: body, meta: meta}
+		it := &loadItem{req: req, body: body, meta: meta}
 		if kind == hitPair {
 			if twinIns == ins {
 				it.twin, it.twinBody, it.twinMeta = req, body, meta
