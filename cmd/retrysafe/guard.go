@@ -6,21 +6,19 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
+	"net/url"
 	"strings"
 	"time"
 
-	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 )
 
 // Caps of a remote run, for the flags the user did not set.
 const (
-	remoteMaxBurst        = 4
-	remoteMaxRounds       = 5
-	remoteMaxReplays      = 5
-	remoteMaxLoadRate     = 20 // hits per second of the load property
-	remoteMaxLoadDuration = 5 * time.Second
+	remoteMaxBurst    = 4
+	remoteMaxRounds   = 5
+	remoteMaxReplays  = 5
+	remoteMaxLoadRate = 20 // hits per second of the load property
 
 	// Hard caps for a remote target: what even an explicit flag cannot exceed.
 	remoteHardBurst        = 32
@@ -30,29 +28,25 @@ const (
 	remoteHardLoadDuration = 60 * time.Second
 )
 
-// remoteInstances returns the target's instance URLs (redacted) whose host is not loopback:
-// targets.Target.RemoteInstances, under the name run calls it by. Observers and cleanup
-// requests go to the instances, so they are covered too.
-func remoteInstances(t *targets.Target) []string { return t.RemoteInstances() }
-
-// guardRemote refuses a target on another machine unless --allow-remote was given. It runs
+// guardRemote refuses a target on another machine unless --allow-remote was given. remote
+// are its instance URLs (redacted) whose host is not loopback (targets.Target.RemoteInstances;
+// observers and cleanup requests go to the instances, so they are covered too). It runs
 // before any request is sent.
-func guardRemote(t *targets.Target, allowRemote bool) error {
-	remote := t.RemoteInstances()
+func guardRemote(remote []string, allowRemote bool) error {
 	if len(remote) == 0 || allowRemote {
 		return nil
 	}
-	host := t.Instances[slices.IndexFunc(t.Instances, func(in targets.Instance) bool {
-		return !targets.IsLoopbackHost(in.URL.Hostname())
-	})].URL.Hostname()
+	var host string
+	if u, err := url.Parse(remote[0]); err == nil {
+		host = u.Hostname()
+	}
 	return usageErr("refusing to test %s: host %q is not localhost or a loopback address (127.0.0.0/8, ::1), "+
 		"and retrysafe sends duplicate POSTs, concurrent bursts and faults that can harm a real system; "+
 		"pass --allow-remote if you mean it (decided from the URL alone, without a DNS lookup; nothing was sent)",
 		strings.Join(remote, ", "), host)
 }
 
-// capRemote lowers burst, rounds, replays and the load property's rate and duration to
-// modest values for a remote target, unless the user set them, and says so.
+// capRemote lowers burst, rounds, replays and the load property's rate to modest values for a remote target, unless the user set them, and says so.
 func capRemote(cmd *cobra.Command, f *runFlags, remote []string, out io.Writer) {
 	var capped []string
 	limit := func(flag string, v *int, most int) {
@@ -65,10 +59,7 @@ func capRemote(cmd *cobra.Command, f *runFlags, remote []string, out io.Writer) 
 	limit("rounds", &f.settings.RaceRounds, remoteMaxRounds)
 	limit("replays", &f.settings.ReplayN, remoteMaxReplays)
 	limit("load-rate", &f.settings.LoadRate, remoteMaxLoadRate)
-	if !cmd.Flags().Changed("load-duration") && f.settings.LoadDuration > remoteMaxLoadDuration {
-		f.settings.LoadDuration = remoteMaxLoadDuration
-		capped = append(capped, fmt.Sprintf("--load-duration %v", remoteMaxLoadDuration))
-	}
+	// --load-duration needs no modest default: its own (suites.DefaultLoadDuration) is one.
 	if len(capped) > 0 {
 		fmt.Fprintf(out, "retrysafe: remote target %s: modest defaults %s (set a flag to override it)\n",
 			strings.Join(remote, ", "), strings.Join(capped, ", "))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/suites"
 )
 
 func TestRunRefusesRemoteTarget(t *testing.T) {
@@ -129,6 +130,28 @@ func TestRunOverallDeadline(t *testing.T) {
 	for _, f := range []string{"junit.xml", "summary.md"} {
 		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestCapRemoteLoadDuration(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+		line string
+	}{
+		{nil, suites.DefaultLoadDuration, ""},
+		{[]string{"--load-duration", "10m"}, remoteHardLoadDuration, "--load-duration 1m0s"},
+	} {
+		f := new(runFlags)
+		cmd := runCommand(f)
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		capRemote(cmd, f, []string{"https://api.example.com"}, &out)
+		if f.settings.LoadDuration != tc.want || !strings.Contains(out.String(), tc.line) {
+			t.Errorf("%v: load duration %v, printed %q; want %v and a line with %q", tc.args, f.settings.LoadDuration, out.String(), tc.want, tc.line)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -27,17 +27,7 @@ func TestInitFromOpenAPIRuns(t *testing.T) {
 	if problems := targets.Validate(file); len(problems) > 0 {
 		t.Fatalf("the written file does not validate: %v", problems)
 	}
-	api, err := reference.NewAPI(reference.Config{
-		Store: reference.NewMemoryStore(), Tenants: []string{"alice", "bob"},
-		Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout,
-		WorkDelay: reference.DefaultWorkDelay,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	t.Setenv("TARGET_URL", srv.URL)
+	t.Setenv("TARGET_URL", probetest.StartWithoutDownstream(t, reference.MutantNone).URL)
 	t.Setenv("TENANT_A_BEARER_AUTH", "alice")
 	t.Setenv("TENANT_B_BEARER_AUTH", "bob")
 	reportDir := filepath.Join(dir, "report")

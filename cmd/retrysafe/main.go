@@ -58,13 +58,20 @@ var extraCommands []func() *cobra.Command
 
 func main() {
 	err := newRoot().Execute()
-	if err == nil {
-		os.Exit(exitOK)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "retrysafe:", err)
 	}
-	fmt.Fprintln(os.Stderr, "retrysafe:", err)
+	os.Exit(exitCode(err))
+}
+
+// exitCode is the exit status for what the root command returned.
+func exitCode(err error) int {
 	var ee *exitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.code)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
 	}
-	os.Exit(exitUsage) // flag and argument errors from cobra
+	return exitUsage // flag and argument errors from cobra
 }

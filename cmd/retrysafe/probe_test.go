@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,21 +15,11 @@ import (
 // stderr) and the exit code main would use.
 func auditRun(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	var buf bytes.Buffer
-	root := newRoot()
-	root.SetArgs(args)
-	root.SetOut(&buf)
-	root.SetErr(&buf)
-	err := root.Execute()
-	if err == nil {
-		return buf.String(), exitOK
+	out, code, err := invoke(args...)
+	if err != nil {
+		out += "\nerror: " + err.Error()
 	}
-	buf.WriteString("\nerror: " + err.Error())
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return buf.String(), ee.code
-	}
-	return buf.String(), exitUsage
+	return out, code
 }
 
 func TestProbeCommandWritesProfile(t *testing.T) {

@@ -37,12 +37,12 @@ func managedReference(store, tmp string) (*targets.Target, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	dsn, err := reference.DefaultDSN(store)
-	if err != nil {
-		return nil, err
-	}
-	if store == "sqlite" {
-		dsn = filepath.Join(tmp, "reference.db")
+	// SQLite goes into tmp: its DefaultDSN would create a temporary folder of its own.
+	dsn := filepath.Join(tmp, "reference.db")
+	if store != "sqlite" {
+		if dsn, err = reference.DefaultDSN(store); err != nil {
+			return nil, err
+		}
 	}
 	vars := map[string]string{
 		"RETRYSAFE_BIN":          self,

@@ -105,10 +105,11 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return notStarted(ctx, f, err)
 	}
 	defer t.Close()
-	if err := guardRemote(t, f.allowRemote); err != nil {
+	remote := t.RemoteInstances()
+	if err := guardRemote(remote, f.allowRemote); err != nil {
 		return err
 	}
-	if remote := remoteInstances(t); len(remote) > 0 {
+	if len(remote) > 0 {
 		capRemote(cmd, f, remote, out)
 	}
 	kit, err := suites.SetUpFaults(ctx, t, &procs)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,27 +40,28 @@ type cliResult struct {
 	elapsed time.Duration
 }
 
-// execCLI runs `retrysafe args...` in-process, as main would, and returns its exit code
-// and everything it printed.
-func execCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
+// invoke runs `retrysafe args...` in-process and returns everything it printed (stdout and
+// stderr), the exit code main would use, and the error main would print.
+func invoke(args ...string) (string, int, error) {
 	root := newRoot()
 	var buf syncBuffer
 	root.SetArgs(args)
 	root.SetOut(&buf)
 	root.SetErr(&buf)
-	start := time.Now()
 	err := root.Execute()
-	res := cliResult{elapsed: time.Since(start)}
+	return buf.String(), exitCode(err), err
+}
+
+// execCLI runs `retrysafe args...` in-process, as main would, and returns its exit code
+// and everything it printed.
+func execCLI(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	start := time.Now()
+	out, code, err := invoke(args...)
+	res := cliResult{code: code, out: out, elapsed: time.Since(start)}
 	if err != nil {
-		buf.Write([]byte("retrysafe: " + err.Error() + "\n"))
-		res.code = exitUsage
-		var ee *exitError
-		if errors.As(err, &ee) {
-			res.code = ee.code
-		}
+		res.out += "retrysafe: " + err.Error() + "\n"
 	}
-	res.out = buf.String()
 	return res
 }
 

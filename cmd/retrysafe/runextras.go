@@ -36,8 +36,9 @@ func htmlExtras(dir string, env *suites.Env) *reports.HTMLExtras {
 	if len(x.Timeline) == 0 {
 		return x // no faults: a request lane alone says nothing
 	}
-	for i, a := range env.History.All() {
-		if i == maxTimelineRequests {
+	n := 0
+	for a := range env.History.After(0) { // not All: a load run's history is long
+		if n++; n > maxTimelineRequests {
 			break
 		}
 		x.Timeline = append(x.Timeline, reports.TimelineEvent{Time: a.Start, Kind: reports.TimelineRequest,

@@ -2,19 +2,16 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"maps"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/goccy/go-yaml"
+	"github.com/retrysafe/retrysafe/targets/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -180,41 +177,13 @@ func TestShellWords(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer that several goroutines may write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runInProcess runs retrysafe in-process and returns its exit code and output.
 func runInProcess(args []string) (int, string) {
-	var out lockedBuffer
-	root := newRoot()
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&out)
-	err := root.Execute()
-	if err == nil {
-		return exitOK, out.String()
+	out, code, err := invoke(args...)
+	if err != nil {
+		out += "retrysafe: " + err.Error() + "\n"
 	}
-	fmt.Fprintln(&out, "retrysafe:", err)
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code, out.String()
-	}
-	return exitUsage, out.String()
+	return code, out
 }
 
 // TestTemplatesRunAgainstReference runs each distinct `retrysafe run` of
@@ -233,18 +202,9 @@ func TestTemplatesRunAgainstReference(t *testing.T) {
 	if len(runs) == 0 {
 		t.Fatal("no template runs `retrysafe run`")
 	}
-	api, err := reference.NewAPI(reference.Config{
-		Store: reference.NewMemoryStore(), Tenants: []string{"alice", "bob"},
-		Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout,
-		WorkDelay: reference.DefaultWorkDelay,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api) // on 127.0.0.1
-	defer srv.Close()
-	t.Setenv("RETRYSAFE_URL", srv.URL)
-	t.Chdir(filepath.Join("..", "..")) // the templates run from the repository root
+	// the reference API on 127.0.0.1; the templates run from the repository root
+	t.Setenv("RETRYSAFE_URL", probetest.StartWithoutDownstream(t, reference.MutantNone).URL)
+	t.Chdir(filepath.Join("..", ".."))
 
 	for _, line := range slices.Sorted(maps.Keys(runs)) {
 		args := strings.Split(line, "\x00")
