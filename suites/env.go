@@ -128,14 +128,7 @@ type Env struct {
 // NewEnv prepares a target for a run.
 func NewEnv(t *targets.Target, s Settings) *Env {
 	s.defaults()
-	secrets := t.SecretValues()
-	var secretHeaders []string
-	for _, tn := range t.Tenants {
-		for name := range tn.Headers {
-			secretHeaders = append(secretHeaders, name)
-		}
-	}
-	h := history.New(history.NewRedactor(secrets, secretHeaders))
+	h := history.New(history.NewRedactor(t.SecretValues(), t.SecretHeaders()))
 	e := &Env{
 		Target:   t,
 		History:  h,
@@ -149,11 +142,7 @@ func NewEnv(t *targets.Target, s Settings) *Env {
 		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
-	e.observer = &http.Client{
-		Timeout:       s.AttemptTimeout,
-		Transport:     &http.Transport{TLSClientConfig: t.TLSConfig()},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	e.observer = t.ObserverClient(s.AttemptTimeout, 0)
 	return e
 }
 

@@ -228,10 +228,8 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // countLoad counts the records of every operation that has an observer, a few at a time,
 // and returns the counts, the first few errors and the number of operations not counted.
 func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
-	tr := &http.Transport{TLSClientConfig: e.Target.TLSConfig(), MaxIdleConnsPerHost: loadCountWorkers}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Timeout: e.Settings.AttemptTimeout, Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := e.Target.ObserverClient(e.Settings.AttemptTimeout, loadCountWorkers)
+	defer hc.CloseIdleConnections()
 	var (
 		mu     sync.Mutex
 		counts = make(map[string]int, len(ops))

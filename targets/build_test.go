@@ -319,6 +319,9 @@ func TestSimpleTemplatesSkipTextTemplate(t *testing.T) {
 		if got := tm.parts != nil; got != c.simple {
 			t.Errorf("%q: simple = %v, want %v", c.src, got, c.simple)
 		}
+		if tm.parts == nil {
+			continue // rendered by text/template itself
+		}
 		vars := Vars{Ref: `r"<&>` + "\u2028", Key: "k\x00", Tenant: "t\xff"}
 		fast, ferr := tm.render(vars)
 		slow, serr := tm.execute(vars)

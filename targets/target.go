@@ -97,6 +97,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -198,6 +199,29 @@ func (t *Target) TLSConfig() *tls.Config {
 		c.RootCAs = t.TLS.pool
 	}
 	return c
+}
+
+// ObserverClient returns a client for the requests that are not attempts (observers,
+// reachability checks): the target's TLS settings, redirects not followed, every request
+// bounded by timeout, maxIdle idle connections kept per host (0: net/http's default).
+func (t *Target) ObserverClient(timeout time.Duration, maxIdle int) *http.Client {
+	return &http.Client{
+		Timeout:       timeout,
+		Transport:     &http.Transport{TLSClientConfig: t.TLSConfig(), MaxIdleConnsPerHost: maxIdle},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// SecretHeaders returns the names of the headers the tenants authenticate with: their
+// values are secrets.
+func (t *Target) SecretHeaders() []string {
+	var names []string
+	for _, tn := range t.Tenants {
+		for name := range tn.Headers {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // Tenant is one caller identity.

@@ -145,10 +145,7 @@ func renderParts(parts []part, v any) (string, bool) {
 			return "", false
 		}
 		if p.json {
-			j, err := json.Marshal(val)
-			if err != nil {
-				return "", false
-			}
+			j, _ := json.Marshal(val) // a string always marshals
 			b.Write(j)
 			continue
 		}
@@ -157,16 +154,15 @@ func renderParts(parts []part, v any) (string, bool) {
 	return b.String(), true
 }
 
+// data is what text/template sees: every field of Vars or LifecycleVars by name.
 func (t *tmpl) data(v any) map[string]string {
-	switch v := v.(type) {
-	case Vars:
-		return map[string]string{"Ref": v.Ref, "Key": v.Key, "Tenant": v.Tenant}
-	case LifecycleVars:
-		m := t.data(v.Vars)
-		m["Addr"], m["Downstream"], m["Storage"] = v.Addr, v.Downstream, v.Storage
-		return m
+	m := map[string]string{}
+	for _, name := range lifecycleFields {
+		if val, ok := varField(v, name); ok {
+			m[name] = val
+		}
 	}
-	return nil
+	return m
 }
 
 // render executes the template with Vars or LifecycleVars.

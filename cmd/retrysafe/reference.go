@@ -63,8 +63,7 @@ func managedReference(store, tmp string) (*targets.Target, error) {
 
 // checkReachable makes sure every instance answers HTTP before any property runs.
 func checkReachable(ctx context.Context, t *targets.Target) error {
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: t.TLSConfig()},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := t.ObserverClient(5*time.Second, 0)
 	defer hc.CloseIdleConnections()
 	for _, in := range t.Instances {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

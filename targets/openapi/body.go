@@ -3,10 +3,10 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -36,7 +36,7 @@ func planBody(rb *openapi3.RequestBodyRef) bodyPlan {
 	}
 	mediaType, mt := pickMedia(rb.Value.Content)
 	if mt == nil {
-		plan.notes = append(plan.notes, "No JSON or form media type among "+strings.Join(sortedNames(rb.Value.Content), ", ")+": write the body by hand")
+		plan.notes = append(plan.notes, "No JSON or form media type among "+strings.Join(slices.Sorted(maps.Keys(rb.Value.Content)), ", ")+": write the body by hand")
 		return plan
 	}
 	plan.format = "json"
@@ -68,7 +68,7 @@ func planBody(rb *openapi3.RequestBodyRef) bodyPlan {
 
 // pickMedia prefers application/json, then any JSON type, then a form.
 func pickMedia(c openapi3.Content) (string, *openapi3.MediaType) {
-	names := sortedNames(c)
+	names := slices.Sorted(maps.Keys(c))
 	for _, want := range []func(string) bool{
 		func(n string) bool { return n == "application/json" },
 		func(n string) bool { return strings.HasSuffix(n, "+json") || strings.Contains(n, "/json") },
@@ -83,15 +83,6 @@ func pickMedia(c openapi3.Content) (string, *openapi3.MediaType) {
 	return "", nil
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func schemaOf(mt *openapi3.MediaType) *openapi3.Schema {
 	if mt.Schema == nil {
 		return nil
@@ -104,7 +95,7 @@ func sampleOf(mt *openapi3.MediaType) (any, string) {
 	if mt.Example != nil {
 		return clone(mt.Example), "the media type's example"
 	}
-	for _, name := range sortedNames(mt.Examples) {
+	for _, name := range slices.Sorted(maps.Keys(mt.Examples)) {
 		if ex := mt.Examples[name]; ex != nil && ex.Value != nil && ex.Value.Value != nil {
 			return clone(ex.Value.Value), "the example " + name
 		}
@@ -133,7 +124,7 @@ func mustJSON(v any) string {
 // (by name) whose name mentions ref, else the first string field.
 func refField(obj map[string]any) string {
 	var first, refLike string
-	for _, k := range sortedNames(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if _, isString := obj[k].(string); !isString {
 			continue
 		}
@@ -157,7 +148,7 @@ func refField(obj map[string]any) string {
 // vary returns a copy of obj with one field other than ref changed: the first number (doubled),
 // else a string (another enum value, or a suffix), else a boolean (flipped).
 func vary(obj map[string]any, ref string, s *openapi3.Schema) (map[string]any, string) {
-	keys := slices.DeleteFunc(sortedNames(obj), func(k string) bool { return k == ref })
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(obj)), func(k string) bool { return k == ref })
 	out := map[string]any{}
 	for k, v := range obj {
 		out[k] = v
@@ -199,7 +190,7 @@ func otherEnum(s *openapi3.Schema, name, value string) string {
 func (plan bodyPlan) render(obj map[string]any) string {
 	var parts []string
 	if plan.format == "form" {
-		for _, k := range sortedNames(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			v := obj[k]
 			if s, ok := v.(string); ok {
 				parts = append(parts, url.QueryEscape(k)+"="+url.QueryEscape(s))
@@ -209,7 +200,7 @@ func (plan bodyPlan) render(obj map[string]any) string {
 		}
 		return strings.ReplaceAll(escapeTemplate(strings.Join(parts, "&")), refPlaceholder, "{{.Ref}}")
 	}
-	for _, k := range sortedNames(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		parts = append(parts, mustJSON(k)+": "+mustJSON(obj[k]))
 	}
 	return strings.ReplaceAll(escapeTemplate("{"+strings.Join(parts, ", ")+"}"), refPlaceholder, "{{.Ref}}")

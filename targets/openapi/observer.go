@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -69,7 +71,7 @@ func countPath(rs *openapi3.Responses) string {
 				return "$." + name
 			}
 		}
-		for _, name := range append([]string{"items", "data", "results"}, sortedNames(props)...) {
+		for _, name := range append([]string{"items", "data", "results"}, slices.Sorted(maps.Keys(props))...) {
 			if p := props[name]; p != nil && p.Value != nil && is(p.Value, "array") {
 				return "$." + name
 			}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -34,6 +35,9 @@ var keyParamRe = regexp.MustCompile(`idempot`)
 
 // nameRe is what the target file accepts as an operation name.
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// nonNameChars are the runs of characters an operation name cannot hold.
+var nonNameChars = regexp.MustCompile(`[^A-Za-z0-9_.]+`)
 
 // FromFile reads an OpenAPI 3 document (YAML or JSON; references to other files are not
 // followed) and returns a target file for it.
@@ -113,7 +117,7 @@ func Generate(doc *openapi3.T, opts Options) ([]byte, error) {
 func methodsOf(item *openapi3.PathItem) []string {
 	ops := item.Operations()
 	order := []string{"POST", "PUT", "PATCH", "DELETE"}
-	for _, m := range sortedNames(ops) {
+	for _, m := range slices.Sorted(maps.Keys(ops)) {
 		if !slices.Contains(order, m) {
 			order = append(order, m)
 		}
@@ -208,7 +212,7 @@ func opName(id, method, path string) string {
 	if id != "" {
 		s = id
 	}
-	s = strings.Trim(regexp.MustCompile(`[^A-Za-z0-9_.]+`).ReplaceAllString(s, "-"), "-.")
+	s = strings.Trim(nonNameChars.ReplaceAllString(s, "-"), "-.")
 	if s == "" {
 		return strings.ToLower(method)
 	}

@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -35,7 +37,7 @@ func credentials(doc *openapi3.T, ops []*openapi3.Operation) ([]credential, []st
 	var names []string
 	for _, r := range reqs {
 		if len(r) > 0 {
-			names = sortedNames(r)
+			names = slices.Sorted(maps.Keys(r))
 			break
 		}
 	}
@@ -44,7 +46,7 @@ func credentials(doc *openapi3.T, ops []*openapi3.Operation) ([]credential, []st
 		schemes = doc.Components.SecuritySchemes
 	}
 	if len(names) == 0 && len(schemes) > 0 {
-		names = sortedNames(schemes)[:1]
+		names = slices.Sorted(maps.Keys(schemes))[:1]
 	}
 	var out []credential
 	var notes []string

@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -117,7 +118,7 @@ func (x Exchange) Line() string {
 	default:
 		s += " -> " + x.Outcome + ": " + x.Err
 	}
-	for _, name := range sortedKeys(x.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(x.Headers)) {
 		s += fmt.Sprintf(" [%s: %s]", name, x.Headers[name])
 	}
 	if x.Body != "" {
@@ -132,12 +133,3 @@ func (x Exchange) Line() string {
 
 // oneLine folds white space, so that a note or a body stays on one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

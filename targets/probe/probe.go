@@ -136,17 +136,10 @@ func Run(ctx context.Context, t *targets.Target, opts Options) (*Profile, error)
 
 // newProber prepares the client, the history and the operation to probe.
 func newProber(t *targets.Target, opts Options) *prober {
-	var secretHeaders []string
-	for _, tn := range t.Tenants {
-		for name := range tn.Headers {
-			secretHeaders = append(secretHeaders, name)
-		}
-	}
-	hist := history.New(history.NewRedactor(t.SecretValues(), secretHeaders))
+	hist := history.New(history.NewRedactor(t.SecretValues(), t.SecretHeaders()))
 	p := &prober{t: t, opts: opts, hist: hist, def: t.Operations[0]}
 	p.client = httpclient.New(httpclient.Options{Timeout: opts.AttemptTimeout, TLS: t.TLSConfig(), History: hist})
-	p.observer = &http.Client{Timeout: opts.AttemptTimeout, Transport: &http.Transport{TLSClientConfig: t.TLSConfig()},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	p.observer = t.ObserverClient(opts.AttemptTimeout, 0)
 	for _, op := range t.Operations {
 		if op.Observer != nil {
 			p.def = op
