@@ -128,12 +128,6 @@ func (c *Cluster) Kill(i int) {
 	}
 }
 
-// Restart kills instance i and starts it again on the same address and store.
-func (c *Cluster) Restart(ctx context.Context, i int) error {
-	c.Kill(i)
-	return c.Start(ctx, i)
-}
-
 // Pause stops instance i with SIGSTOP; Resume continues it.
 func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
 

@@ -32,9 +32,6 @@ func (s *StorageProxy) Listen() string { return s.proxy.Listen() }
 // Address returns the real address of the store.
 func (s *StorageProxy) Address() string { return s.address }
 
-// Proxy returns the underlying proxy, for the other network faults.
-func (s *StorageProxy) Proxy() *Proxy { return s.proxy }
-
 // Latency returns a fault that delays every answer of the store by d, so that each round trip
 // (query, commit, lock) takes about d longer and every window inside the target widens.
 func (s *StorageProxy) Latency(d time.Duration) Fault {

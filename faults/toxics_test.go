@@ -165,8 +165,6 @@ func TestResetPeer(t *testing.T) {
 	})
 }
 
-// TestTimeout uses keep-alive connections: when the upstream closes its side (as it does for
-// "Connection: close"), Toxiproxy passes the close on and the client sees EOF at once.
 // TestResetPeerOnOpenConnection pins down a Toxiproxy detail: a connection that was open
 // before the toxic was added is closed with a FIN (the client reads EOF), not reset.
 func TestResetPeerOnOpenConnection(t *testing.T) {
@@ -193,6 +191,8 @@ func TestResetPeerOnOpenConnection(t *testing.T) {
 	})
 }
 
+// TestTimeout uses keep-alive connections: when the upstream closes its side (as it does for
+// "Connection: close"), Toxiproxy passes the close on and the client sees EOF at once.
 func TestTimeout(t *testing.T) {
 	tests := []struct {
 		name    string
