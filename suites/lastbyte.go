@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -227,18 +226,7 @@ func (rc *rawConn) readResponse(written <-chan struct{}, released *time.Time, ma
 		rc.fail(history.Unknown, "reading the response: "+err.Error())
 		return
 	}
-	defer resp.Body.Close()
-	rc.a.Status, rc.a.RespHeader = resp.StatusCode, resp.Header
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	rc.a.End = time.Now()
-	if int64(len(data)) > maxBody {
-		data, rc.a.Truncated = data[:maxBody], true
-	}
-	rc.a.RespBody, rc.a.BodyHash = data, sha256.Sum256(data)
-	rc.a.Outcome = history.OK
-	if rerr != nil {
-		rc.a.Outcome, rc.a.Err = history.Unknown, "reading the response body: "+rerr.Error()
-	}
+	httpclient.RecordResponse(&rc.a, resp, maxBody)
 }
 
 func (rc *rawConn) fail(outcome history.Outcome, msg string) {

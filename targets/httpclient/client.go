@@ -242,14 +242,23 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, meta 
 		}
 		return a
 	}
+	RecordResponse(&a, resp, c.opts.MaxBody)
+	return a
+}
+
+// RecordResponse completes an attempt with its answer: status and headers (resp is the
+// attempt's alone), the body read up to maxBody bytes (a longer one is cut: Truncated, with a
+// note), its hash, End, and the outcome: OK, or Unknown when the body could not be read. It
+// closes resp.Body.
+func RecordResponse(a *history.Attempt, resp *http.Response, maxBody int64) {
 	defer resp.Body.Close()
-	a.Status, a.RespHeader = resp.StatusCode, resp.Header // the response is ours alone
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxBody+1))
+	a.Status, a.RespHeader = resp.StatusCode, resp.Header
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	a.End = time.Now()
-	if int64(len(data)) > c.opts.MaxBody {
-		data = data[:c.opts.MaxBody]
+	if int64(len(data)) > maxBody {
+		data = data[:maxBody]
 		a.Truncated = true
-		a.Note = fmt.Sprintf("response body cut at %d bytes (MaxBody)", c.opts.MaxBody)
+		a.Note = joinNotes(a.Note, fmt.Sprintf("response body cut at %d bytes (MaxBody)", maxBody))
 	}
 	a.RespBody, a.BodyHash = data, sha256.Sum256(data)
 	a.Outcome = history.OK
@@ -257,7 +266,6 @@ func (c *Client) send(ctx context.Context, req *http.Request, body []byte, meta 
 		a.Outcome = history.Unknown
 		a.Err = "reading the response body: " + rerr.Error()
 	}
-	return a
 }
 
 // readRequestBody reads and closes req.Body; nil when there is none.
