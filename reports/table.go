@@ -29,7 +29,7 @@ func WriteTable(w io.Writer, r *Run) {
 			fmtDuration(p.Duration), termCell(note(p)),
 		})
 	}
-	writeAligned(&b, rows)
+	WriteAligned(&b, rows)
 	mark, text := headline(r)
 	fmt.Fprintf(&b, "\n%s: %s (%s)\n", mark, termCell(text), countsText(r.Counts()))
 	if facts := runFacts(r); len(facts) > 0 {
@@ -55,9 +55,9 @@ func termVerdict(v Verdict) string {
 	return "unknown(" + termCell(string(v)) + ")"
 }
 
-// writeAligned writes rows as columns two spaces apart, padded to the widest
+// WriteAligned writes rows as columns two spaces apart, padded to the widest
 // cell of each column (counted in runes); the last column is not padded.
-func writeAligned(b *strings.Builder, rows [][]string) {
+func WriteAligned(b *strings.Builder, rows [][]string) {
 	var widths []int
 	for _, row := range rows {
 		for i, cell := range row {
@@ -110,7 +110,7 @@ func termEvidence(b *strings.Builder, e *Evidence) {
 		for _, k := range sortedKeys(e.Counts) {
 			rows = append(rows, []string{"   ", termCell(k), fmt.Sprint(e.Counts[k])})
 		}
-		writeAligned(b, rows)
+		WriteAligned(b, rows)
 	}
 	if len(e.DiffPaths) > 0 {
 		b.WriteString("   differing paths:\n")

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/retrysafe/retrysafe/reports"
 )
 
 // WriteText writes the profile for a person: a header line, one row per field (name, value,
@@ -25,7 +26,7 @@ func WriteText(w io.Writer, p *Profile) {
 		}
 		rows = append(rows, []string{f.Name, value, evidence})
 	}
-	writeAligned(&b, rows)
+	reports.WriteAligned(&b, rows)
 	if unsafe := p.Unsafe(); len(unsafe) > 0 {
 		fmt.Fprintf(&b, "\nUNSAFE (%d):\n", len(unsafe))
 		for _, f := range unsafe {
@@ -39,24 +40,4 @@ func WriteText(w io.Writer, p *Profile) {
 		}
 	}
 	io.WriteString(w, b.String())
-}
-
-// writeAligned writes rows as columns two spaces apart; the last column is not padded.
-func writeAligned(b *strings.Builder, rows [][]string) {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r[:len(r)-1] {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			if i == len(r)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-		}
-		b.WriteString("\n")
-	}
 }
