@@ -3,6 +3,7 @@ package reference
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -13,17 +14,16 @@ import (
 // the API) each have their own: deduplication across instances is lost by construction, and
 // nothing survives a restart.
 type MemoryStore struct {
-	mu      sync.Mutex
-	keys    map[string]KeyRow
-	records []Record
-	byRef   map[[3]string][]int // (tenant, kind, ref) -> indexes into records
+	mu    sync.Mutex
+	keys  map[string]KeyRow
+	byRef map[[3]string][]Record // (tenant, kind, ref) -> its records, in insertion order
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{keys: make(map[string]KeyRow), byRef: make(map[[3]string][]int)}
+	return &MemoryStore{keys: make(map[string]KeyRow), byRef: make(map[[3]string][]Record)}
 }
 
 // storeTime normalises a time to what every store keeps: microsecond precision, UTC.
@@ -156,18 +156,14 @@ func (m *MemoryStore) AddRecord(_ context.Context, r Record) error {
 func (m *MemoryStore) addRecord(r Record) {
 	r.Created = storeTime(r.Created)
 	ref := [3]string{r.Tenant, r.Kind, r.Ref}
-	m.byRef[ref] = append(m.byRef[ref], len(m.records))
-	m.records = append(m.records, r)
+	m.byRef[ref] = append(m.byRef[ref], r)
 }
 
 // Records implements Store.
 func (m *MemoryStore) Records(_ context.Context, tenant, kind, ref string) ([]Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []Record
-	for _, i := range m.byRef[[3]string{tenant, kind, ref}] {
-		out = append(out, m.records[i])
-	}
+	out := slices.Clone(m.byRef[[3]string{tenant, kind, ref}])
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, nil
 }
