@@ -20,7 +20,8 @@ func newMutantsCmd() *cobra.Command {
 				if len(m.Reported) > 0 {
 					stores += " (reported: " + strings.Join(m.Reported, ",") + ")"
 				}
-				fmt.Fprintf(w, "%-21s caught by %-19s stores %-40s %s\n", m.Name, m.CaughtBy, stores, m.Bug)
+				by := strings.Join(append([]string{m.CaughtBy}, m.AlsoCaughtBy...), ",")
+				fmt.Fprintf(w, "%-21s caught by %-26s stores %-40s %s\n", m.Name, by, stores, m.Bug)
 			}
 			return nil
 		},

@@ -162,21 +162,15 @@ type row struct {
 	reported []string
 }
 
-// alsoCaughtBy names the further properties that claim a mutant: each gets a row of its
-// own, so that every property is shown to fail against some mutant.
-var alsoCaughtBy = map[reference.Mutant][]string{
-	reference.MutantRace:             {"load"},
-	reference.MutantReplayReexecutes: {"dropped-response"},
-	reference.MutantLostWrite:        {"dropped-response"},
-}
-
-// rows lists the matrix rows, filtered by name when names is not empty. The race mutant and
-// the two memory instances have a second row: the load property must catch them too.
+// rows lists the matrix rows, filtered by name when names is not empty: a row per mutant and
+// property that must catch it (reference.MutantInfo's CaughtBy, then AlsoCaughtBy), so that
+// every property is shown to fail against some mutant, and two rows (race and load) for two
+// memory instances.
 func rows(names []string) []row {
 	var out []row
 	for _, m := range reference.Mutants {
 		out = append(out, row{string(m.Name), m.Name, m.CaughtBy, m.Stores, m.Reported})
-		for _, p := range alsoCaughtBy[m.Name] {
+		for _, p := range m.AlsoCaughtBy {
 			out = append(out, row{string(m.Name), m.Name, p, m.Stores, m.Reported})
 		}
 	}

@@ -40,6 +40,8 @@ type MutantInfo struct {
 	Stores   []string // stores where a property is required to catch it
 	Reported []string // stores where it runs and is reported but not required to be caught
 	CaughtBy string   // the property that must catch it
+	// AlsoCaughtBy are further properties that must catch it, on the same stores.
+	AlsoCaughtBy []string
 }
 
 // AllStores lists the reference API's stores.
@@ -49,24 +51,24 @@ var durableStores = []string{"sqlite", "postgres", "redis"}
 
 // Mutants is the table of every mutant.
 var Mutants = []MutantInfo{
-	{MutantRace, "lookup and claim are separate steps (check, then process, then insert): concurrent duplicates both execute", AllStores, nil, "race"},
-	{MutantLoser500, "the loser of a concurrent claim gets 500 instead of 409 or the replay", AllStores, nil, "race"},
-	{MutantNoFingerprint, "same key + different body replays the first response", AllStores, nil, "mismatch"},
-	{MutantRawFingerprint, "the fingerprint hashes raw bytes: reordered JSON keys get a false 422", AllStores, nil, "mismatch"},
-	{MutantPathBlind, "the scope ignores method and path: the same key on /v1/refunds replays the orders response", AllStores, nil, "mismatch"},
-	{MutantUnscoped, "keys are global: tenant B receives tenant A's stored response", AllStores, nil, "tenancy"},
-	{MutantReplayWithoutAuth, "the stored response is looked up by key before authentication and replayed to a missing or unknown token", AllStores, nil, "tenancy"},
-	{MutantReplayReexecutes, "the replay path writes the business record again but returns the stored response", AllStores, nil, "replay"},
-	{MutantLostWrite, "answers 201 but never writes the business record", AllStores, nil, "replay"},
-	{MutantShortRetention, "keys expire at a tenth of the declared retention", AllStores, nil, "expiry"},
-	{MutantNoExpiry, "keys never expire although a retention is declared", AllStores, nil, "expiry"},
-	{MutantEarlyTakeover, "an in-progress key is taken over after a tenth of the lock timeout", AllStores, nil, "slow-first-attempt"},
-	{MutantNoErrorCache, "a 5xx result is not stored: the retry calls downstream again", AllStores, nil, "error-replay"},
-	{MutantTruncatedKey, "keys longer than 64 characters are silently cut to 64, so two long keys with a common prefix collide", AllStores, nil, "keys"},
-	{MutantBodyDedupe, "requests are deduplicated by body alone: a new key with an identical body gets the first response", AllStores, nil, "control"},
-	{MutantFreshDownstreamKey, "every attempt sends the downstream call a new key", durableStores, nil, "crash-after-claim"},
-	{MutantStuckLock, "an in-progress key is never taken over: after a crash every retry gets 409", durableStores, nil, "crash-after-claim"},
-	{MutantSplitWrite, "the record and the key's completion commit in two separate transactions", []string{"postgres"}, []string{"sqlite", "redis"}, "crash-under-load"},
+	{MutantRace, "lookup and claim are separate steps (check, then process, then insert): concurrent duplicates both execute", AllStores, nil, "race", []string{"load"}},
+	{MutantLoser500, "the loser of a concurrent claim gets 500 instead of 409 or the replay", AllStores, nil, "race", nil},
+	{MutantNoFingerprint, "same key + different body replays the first response", AllStores, nil, "mismatch", nil},
+	{MutantRawFingerprint, "the fingerprint hashes raw bytes: reordered JSON keys get a false 422", AllStores, nil, "mismatch", nil},
+	{MutantPathBlind, "the scope ignores method and path: the same key on /v1/refunds replays the orders response", AllStores, nil, "mismatch", nil},
+	{MutantUnscoped, "keys are global: tenant B receives tenant A's stored response", AllStores, nil, "tenancy", nil},
+	{MutantReplayWithoutAuth, "the stored response is looked up by key before authentication and replayed to a missing or unknown token", AllStores, nil, "tenancy", nil},
+	{MutantReplayReexecutes, "the replay path writes the business record again but returns the stored response", AllStores, nil, "replay", []string{"dropped-response"}},
+	{MutantLostWrite, "answers 201 but never writes the business record", AllStores, nil, "replay", []string{"dropped-response"}},
+	{MutantShortRetention, "keys expire at a tenth of the declared retention", AllStores, nil, "expiry", nil},
+	{MutantNoExpiry, "keys never expire although a retention is declared", AllStores, nil, "expiry", nil},
+	{MutantEarlyTakeover, "an in-progress key is taken over after a tenth of the lock timeout", AllStores, nil, "slow-first-attempt", nil},
+	{MutantNoErrorCache, "a 5xx result is not stored: the retry calls downstream again", AllStores, nil, "error-replay", nil},
+	{MutantTruncatedKey, "keys longer than 64 characters are silently cut to 64, so two long keys with a common prefix collide", AllStores, nil, "keys", nil},
+	{MutantBodyDedupe, "requests are deduplicated by body alone: a new key with an identical body gets the first response", AllStores, nil, "control", nil},
+	{MutantFreshDownstreamKey, "every attempt sends the downstream call a new key", durableStores, nil, "crash-after-claim", nil},
+	{MutantStuckLock, "an in-progress key is never taken over: after a crash every retry gets 409", durableStores, nil, "crash-after-claim", nil},
+	{MutantSplitWrite, "the record and the key's completion commit in two separate transactions", []string{"postgres"}, []string{"sqlite", "redis"}, "crash-under-load", nil},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct API).
