@@ -142,7 +142,7 @@ func NewEnv(t *targets.Target, s Settings) *Env {
 		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
-	e.observer = t.ObserverClient(s.AttemptTimeout, 0)
+	e.observer = t.ObserverClient(s.AttemptTimeout, loadCountWorkers)
 	return e
 }
 

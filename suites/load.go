@@ -228,8 +228,6 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // countLoad counts the records of every operation that has an observer, a few at a time,
 // and returns the counts, the first few errors and the number of operations not counted.
 func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
-	hc := e.Target.ObserverClient(e.Settings.AttemptTimeout, loadCountWorkers)
-	defer hc.CloseIdleConnections()
 	var (
 		mu     sync.Mutex
 		counts = make(map[string]int, len(ops))
@@ -242,14 +240,14 @@ func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
 		wg.Go(func() {
 			for op := range jobs {
 				ctx, cancel := e.ctx(2)
-				n, err := e.Target.CountRecords(ctx, op.Def, op.Tenant, op.vars(), hc)
+				n, err := op.countCtx(ctx) // not count: a halted worker would leave the jobs unsent
 				cancel()
 				mu.Lock()
 				switch {
 				case err == nil:
 					counts[op.Key] = n
 				case len(errs) < 5:
-					errs = append(errs, e.History.Redactor().String(err.Error()))
+					errs = append(errs, err.Error())
 					fallthrough
 				default:
 					failed++

@@ -161,13 +161,19 @@ func (o *Op) count(note bool) (int, error) {
 	o.env.halt()
 	ctx, cancel := o.env.ctx(2)
 	defer cancel()
+	n, err := o.countCtx(ctx)
+	if note {
+		o.env.noteCount(o, n, err)
+	}
+	return n, err
+}
+
+// countCtx asks the observer; its error is redacted.
+func (o *Op) countCtx(ctx context.Context) (int, error) {
 	n, err := o.env.Target.CountRecords(ctx, o.Def, o.Tenant, o.vars(), o.env.observer)
 	if err != nil {
 		// An observer's error quotes what it answered, which may echo the credentials it was sent.
 		err = errors.New(o.env.History.Redactor().String(err.Error()))
-	}
-	if note {
-		o.env.noteCount(o, n, err)
 	}
 	return n, err
 }
