@@ -76,16 +76,23 @@ func pidOf(t *testing.T, tg *targets.Target, i int) string {
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
-func TestClusterKillRestartOnSameAddress(t *testing.T) {
-	tg := clusterTarget(t, 2)
-	var procs Processes
-	defer procs.StopAll(2 * time.Second)
+// startClusterT starts n instances of the test target; they are stopped when the test ends.
+func startClusterT(t *testing.T, n int) (*targets.Target, *Cluster, *Processes, context.Context) {
+	t.Helper()
+	tg := clusterTarget(t, n)
+	procs := new(Processes)
+	t.Cleanup(func() { procs.StopAll(2 * time.Second) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := StartCluster(ctx, tg, &procs, "", "")
+	t.Cleanup(cancel)
+	c, err := StartCluster(ctx, tg, procs, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tg, c, procs, ctx
+}
+
+func TestClusterKillRestartOnSameAddress(t *testing.T) {
+	tg, c, _, ctx := startClusterT(t, 2)
 	pids := c.Pids()
 	before := pidOf(t, tg, 0)
 	if before != fmt.Sprintf("pid %d", pids[0]) {
@@ -114,15 +121,7 @@ func TestClusterKillRestartOnSameAddress(t *testing.T) {
 }
 
 func TestClusterPauseResume(t *testing.T) {
-	tg := clusterTarget(t, 1)
-	var procs Processes
-	defer procs.StopAll(2 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := StartCluster(ctx, tg, &procs, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, c, _, _ := startClusterT(t, 1)
 	if err := c.Pause(0); err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +138,7 @@ func TestClusterPauseResume(t *testing.T) {
 }
 
 func TestStopAllLeavesNothing(t *testing.T) {
-	tg := clusterTarget(t, 2)
-	var procs Processes
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := StartCluster(ctx, tg, &procs, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, c, procs, _ := startClusterT(t, 2)
 	pids := c.Pids()
 	_ = c.Pause(1) // a paused process must be stopped too
 	procs.StopAll(2 * time.Second)

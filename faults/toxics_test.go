@@ -73,22 +73,30 @@ func TestCutResponse(t *testing.T) {
 	})
 }
 
+// openConn opens a keep-alive connection to addr and sends a first request on it; the
+// connection is closed when the test ends.
+func openConn(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	if err := roundTrip(conn, r); err != nil {
+		t.Fatalf("first request on the open connection: %v", err)
+	}
+	return conn, r
+}
+
 // TestCutResponseOnOpenConnection checks that a keep-alive connection opened before Inject
 // is cut too: the harness's clients reuse connections.
 func TestCutResponseOnOpenConnection(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, n *Network) {
 		up := newUpstream(t)
 		p := newProxyT(t, n, up.addr())
-		conn, err := net.DialTimeout("tcp", p.Listen(), time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		r := bufio.NewReader(conn)
-		if err := roundTrip(conn, r); err != nil {
-			t.Fatalf("first request on the open connection: %v", err)
-		}
+		conn, r := openConn(t, p.Listen())
 		inject(t, p.CutResponse(0))
 		if err := roundTrip(conn, r); err == nil {
 			t.Error("second request on the same connection got an answer, want it cut")
@@ -171,16 +179,7 @@ func TestResetPeerOnOpenConnection(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, n *Network) {
 		up := newUpstream(t)
 		p := newProxyT(t, n, up.addr())
-		conn, err := net.DialTimeout("tcp", p.Listen(), time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		r := bufio.NewReader(conn)
-		if err := roundTrip(conn, r); err != nil {
-			t.Fatal(err)
-		}
+		conn, r := openConn(t, p.Listen())
 		inject(t, p.ResetPeer(0))
 		if err := roundTrip(conn, r); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("request on a connection opened before the toxic: err %v, want EOF", err)
