@@ -1,0 +1,184 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// OutcomeKind says what became of a delivery, and so what its transport must do with it.
+type OutcomeKind int
+
+const (
+	// Processed: the event took effect now. Acknowledge.
+	Processed OutcomeKind = iota + 1
+	// Duplicate: the event had already taken effect; nothing was done. Acknowledge.
+	Duplicate
+	// InFlight: another delivery of the event holds its claim (or took it over from this
+	// one). Do not acknowledge: deliver again later.
+	InFlight
+	// Failed: the downstream call or the store failed; the claim was released. Do not
+	// acknowledge: deliver again later.
+	Failed
+	// Rejected: the body is not a valid event. Never deliver it again (dead-letter it).
+	Rejected
+)
+
+// String returns the kind's name: processed, duplicate, in-flight, failed or rejected.
+func (k OutcomeKind) String() string {
+	switch k {
+	case Processed:
+		return "processed"
+	case Duplicate:
+		return "duplicate"
+	case InFlight:
+		return "in-flight"
+	case Failed:
+		return "failed"
+	case Rejected:
+		return "rejected"
+	}
+	return "unknown"
+}
+
+// Outcome is the result of Deliver.
+type Outcome struct {
+	Kind  OutcomeKind
+	Event string // the event id ("" when the body was rejected before it was known)
+	Text  string // a short human explanation
+	// Err is the cause of a Failed outcome; it wraps ErrDownstream when the downstream
+	// call failed, and is a store error otherwise.
+	Err error
+}
+
+// Ack reports whether the transport must acknowledge the delivery (Processed, Duplicate).
+func (o Outcome) Ack() bool { return o.Kind == Processed || o.Kind == Duplicate }
+
+// Retry reports whether the event must be delivered again later (InFlight, Failed).
+func (o Outcome) Retry() bool { return o.Kind == InFlight || o.Kind == Failed }
+
+// ErrDownstream marks a failed downstream call (a non-2xx answer, a timeout, no answer).
+var ErrDownstream = errors.New("downstream call failed")
+
+// Deliver processes one delivery: claim the event id, do the work, call the downstream,
+// then mark the event done, write its effect and move its object's state forward in one
+// transaction. The work goes on when ctx is cancelled (a client that hangs up does not
+// abandon an effect half-way); a crashed process leaves a claim that a redelivery takes
+// over after the lock timeout.
+func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
+	ctx = context.WithoutCancel(ctx)
+	ev, err := parseEvent(d)
+	if err != nil {
+		return Outcome{Kind: Rejected, Event: d.ID, Text: err.Error()}
+	}
+	switch c.cfg.Mutant {
+	case MutantNoDedupe:
+		return c.apply(ctx, ev, Completion{Key: ""})
+	case MutantCheckThenInsert:
+		return c.checkThenInsert(ctx, ev)
+	}
+	key := ev.ID
+	if c.cfg.Mutant == MutantPayloadDedupe {
+		key = payloadKey(d.Body)
+	}
+	res, err := c.cfg.Store.Claim(ctx, c.claimRequest(key))
+	if err != nil {
+		return c.storeFailed(ev, "claim", err)
+	}
+	switch res.Outcome {
+	case ClaimDone:
+		return Outcome{Kind: Duplicate, Event: ev.ID, Text: "the event was already processed"}
+	case ClaimInFlight:
+		return Outcome{Kind: InFlight, Event: ev.ID, Text: "another delivery of this event is being processed"}
+	}
+	return c.processClaimed(ctx, ev, key, res.Token)
+}
+
+// processClaimed runs a claimed event to its effect.
+func (c *Consumer) processClaimed(ctx context.Context, ev Event, key string, token int64) Outcome {
+	completion := Completion{Key: key, Token: token}
+	if c.cfg.Mutant == MutantClaimBeforeEffect {
+		if _, err := c.cfg.Store.MarkDone(ctx, key, token); err != nil {
+			return c.storeFailed(ev, "mark done", err)
+		}
+		completion.Force = true
+	}
+	c.work()
+	if err := c.callDownstream(ctx, ev); err != nil {
+		c.afterDownstreamFailure(ctx, key, token)
+		return c.downstreamFailed(ev, err)
+	}
+	return c.complete(ctx, ev, completion)
+}
+
+// afterDownstreamFailure gives the claim back, so that the redelivery takes effect (or, in
+// the marks-seen-on-failure mutant, marks the event done).
+func (c *Consumer) afterDownstreamFailure(ctx context.Context, key string, token int64) {
+	var err error
+	if c.cfg.Mutant == MutantMarksSeenOnFailure {
+		_, err = c.cfg.Store.MarkDone(ctx, key, token)
+	} else {
+		err = c.cfg.Store.Release(ctx, key, token)
+	}
+	if err != nil {
+		c.cfg.Logger.Printf("event %s: after the downstream failure: %v", key, err)
+	}
+}
+
+// checkThenInsert is the check-then-insert mutant: look the event up, work, then upsert it
+// as done with its effect, with nothing atomic between the lookup and the write.
+func (c *Consumer) checkThenInsert(ctx context.Context, ev Event) Outcome {
+	row, err := c.cfg.Store.Lookup(ctx, ev.ID)
+	if err != nil {
+		return c.storeFailed(ev, "lookup", err)
+	}
+	if outcome, _ := Decide(row, c.claimRequest(ev.ID)); outcome == ClaimDone {
+		return Outcome{Kind: Duplicate, Event: ev.ID, Text: "the event was already processed"}
+	}
+	return c.apply(ctx, ev, Completion{Key: ev.ID, Force: true})
+}
+
+// apply works, calls the downstream and completes without a claim to give back.
+func (c *Consumer) apply(ctx context.Context, ev Event, completion Completion) Outcome {
+	c.work()
+	if err := c.callDownstream(ctx, ev); err != nil {
+		return c.downstreamFailed(ev, err)
+	}
+	return c.complete(ctx, ev, completion)
+}
+
+// complete writes the event's completion and says how it went.
+func (c *Consumer) complete(ctx context.Context, ev Event, completion Completion) Outcome {
+	now := c.cfg.Now()
+	completion.Now = now
+	completion.Retention = c.retention()
+	completion.OrderBlind = c.cfg.Mutant == MutantOrderBlind
+	completion.Effect = Effect{Event: ev.ID, Object: ev.Object, Version: ev.Version, Created: now}
+	ok, err := c.cfg.Store.Complete(ctx, completion)
+	switch {
+	case err != nil:
+		return c.storeFailed(ev, "complete", err)
+	case !ok:
+		return Outcome{Kind: InFlight, Event: ev.ID,
+			Text: "this delivery was superseded by a redelivery after the lock timeout"}
+	}
+	return Outcome{Kind: Processed, Event: ev.ID, Text: "the event took effect"}
+}
+
+// work simulates the processing time between the claim and the effect.
+func (c *Consumer) work() {
+	if c.cfg.WorkDelay > 0 {
+		time.Sleep(c.cfg.WorkDelay)
+	}
+}
+
+func (c *Consumer) storeFailed(ev Event, step string, err error) Outcome {
+	c.cfg.Logger.Printf("event %s: %s: %v", ev.ID, step, err)
+	return Outcome{Kind: Failed, Event: ev.ID, Text: "store error", Err: fmt.Errorf("%s: %w", step, err)}
+}
+
+func (c *Consumer) downstreamFailed(ev Event, err error) Outcome {
+	c.cfg.Logger.Printf("event %s: %v", ev.ID, err)
+	return Outcome{Kind: Failed, Event: ev.ID, Text: "downstream provider failed: " + downstreamFailure(err), Err: err}
+}

@@ -1,0 +1,70 @@
+package consumer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Event is the JSON body of a delivery, as the harness sends it to the reference consumer:
+// {"id":"evt_…","type":"object.updated","object":"obj_…","version":3,"created":"RFC 3339",
+// "data":{…}}. The id, the object and the version are required; the id identifies the
+// event across redeliveries, and the version orders the object's states.
+type Event struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type,omitempty"`
+	Object  string          `json:"object"`
+	Version int64           `json:"version"`
+	Created time.Time       `json:"created,omitzero"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Delivery is one delivery of an event, whatever carried it.
+type Delivery struct {
+	// ID is the event id given by the transport (a queue's message-id); "" = the body's id.
+	ID string
+	// Body is the raw message body: an Event.
+	Body []byte
+}
+
+// parseEvent validates a delivery's body and returns its event, whose ID is the delivery's
+// id when it has one.
+func parseEvent(d Delivery) (Event, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(d.Body, &raw); err != nil || raw == nil {
+		return Event{}, errors.New("body is not a JSON object")
+	}
+	var ev Event
+	if err := json.Unmarshal(d.Body, &ev); err != nil {
+		return Event{}, fmt.Errorf("body is not an event: %v", err)
+	}
+	if d.ID != "" {
+		ev.ID = d.ID
+	}
+	for _, f := range []struct {
+		name  string
+		empty bool
+	}{{"id", ev.ID == ""}, {"object", ev.Object == ""}} {
+		if f.empty {
+			return Event{}, fmt.Errorf("field %q must be a non-empty string", f.name)
+		}
+	}
+	if _, ok := raw["version"]; !ok || ev.Version < 0 {
+		return Event{}, errors.New(`field "version" must be a non-negative integer`)
+	}
+	return ev, nil
+}
+
+// payloadKey is the payload-dedupe mutant's dedupe key: a hash of the body without its id
+// (keys re-encoded in sorted order), so two events that differ only by id collide.
+func payloadKey(body []byte) string {
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(body, &raw) // parseEvent accepted it
+	delete(raw, "id")
+	canon, _ := json.Marshal(raw)
+	sum := sha256.Sum256(canon)
+	return "payload:" + hex.EncodeToString(sum[:])
+}

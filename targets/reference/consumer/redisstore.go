@@ -1,0 +1,307 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultRedisPrefix namespaces every Redis key when OpenRedis gets an empty prefix. It
+// does not start with the reference API's "retrysafe:", so neither purges the other.
+const DefaultRedisPrefix = "retrysafe-consumer:"
+
+// minEventTTL is the smallest Redis expiry of a dedupe record. The TTL only collects
+// garbage; the claim rule works on the caller's clock.
+const minEventTTL = time.Minute
+
+// RedisStore is the Redis Store. Every write is one Lua script, so several processes
+// sharing one Redis behave as instances of one service.
+//
+// Key layout (P is the prefix):
+//   - P+"evt:"+key: hash {state, token, created, locked}, with a PEXPIRE of twice the
+//     retention (at least a minute; none when retention <= 0);
+//   - P+"eff:all", P+"eff:e:"+event, P+"eff:o:"+object: lists of effects (JSON), in the
+//     order they were written;
+//   - P+"obj:"+object: hash {version, event, updated}.
+//
+// Times are fixed-width decimal strings (encodeTime) compared exactly against cut-offs
+// computed from the caller's clock, never Redis TIME.
+type RedisStore struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+var _ Store = (*RedisStore)(nil)
+
+// OpenRedis connects to the Redis at url (reference.DefaultRedisURL when empty) and checks
+// it answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
+// are disabled unless the URL sets max_retries: a script whose reply was lost must not run
+// twice.
+func OpenRedis(ctx context.Context, url, prefix string) (*RedisStore, error) {
+	if url == "" {
+		url = defaultRedisURL
+	}
+	if prefix == "" {
+		prefix = DefaultRedisPrefix
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis store: %w", err)
+	}
+	if !strings.Contains(url, "max_retries=") {
+		opts.MaxRetries = -1
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis store: ping %s: %w", opts.Addr, err)
+	}
+	return &RedisStore{rdb: rdb, prefix: prefix}, nil
+}
+
+// Claim implements Store with one script.
+func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	var retCut, lockCut string
+	if req.Retention > 0 {
+		retCut = encodeTime(req.Now.Add(-req.Retention))
+	}
+	if req.LockTimeout > 0 {
+		lockCut = encodeTime(req.Now.Add(-req.LockTimeout))
+	}
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.eventKey(req.Key)}, encodeTime(storeTime(req.Now)),
+		retCut, lockCut, s.ttl(req.Retention), tokenArg(initialToken(req.Now))).Slice()
+	if err != nil {
+		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
+	}
+	out, _ := v[0].(int64)
+	switch o := ClaimOutcome(out); o {
+	case Claimed:
+		ts, _ := v[1].(string)
+		tok, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("redis store: claim: bad token %q", ts)
+		}
+		return ClaimResult{Outcome: o, Token: tok}, nil
+	case ClaimInFlight, ClaimDone:
+		return ClaimResult{Outcome: o}, nil
+	}
+	return ClaimResult{}, fmt.Errorf("redis store: claim: unexpected reply %v", v)
+}
+
+// ttl is the Redis expiry of a dedupe record, in milliseconds (0 = none).
+func (s *RedisStore) ttl(retention time.Duration) int64 {
+	if retention <= 0 {
+		return 0
+	}
+	return max(2*retention, minEventTTL).Milliseconds()
+}
+
+// Lookup implements Store.
+func (s *RedisStore) Lookup(ctx context.Context, key string) (*EventRow, error) {
+	m, err := s.rdb.HGetAll(ctx, s.eventKey(key)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis store: lookup: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	row := &EventRow{Key: key, State: EventState(m["state"])}
+	if row.Token, err = strconv.ParseInt(m["token"], 10, 64); err == nil {
+		if row.CreatedAt, err = decodeTime(m["created"]); err == nil {
+			row.LockedAt, err = decodeTime(m["locked"])
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis store: lookup %q: %w", key, err)
+	}
+	return row, nil
+}
+
+// redisEffect is an effect as the lists keep it.
+type redisEffect struct {
+	Event   string `json:"e"`
+	Object  string `json:"o"`
+	Version int64  `json:"v,string"`
+	Created string `json:"c"`
+}
+
+// Complete implements Store with one script.
+func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
+	mode := "claim"
+	switch {
+	case c.Key == "":
+		mode = "none"
+	case c.Force:
+		mode = "force"
+	}
+	e := c.Effect
+	data, err := json.Marshal(redisEffect{e.Event, e.Object, e.Version, encodeTime(storeTime(e.Created))})
+	if err != nil {
+		return false, fmt.Errorf("redis store: complete: %w", err)
+	}
+	blind := "0"
+	if c.OrderBlind {
+		blind = "1"
+	}
+	keys := []string{s.eventKey(c.Key), s.prefix + "eff:all", s.prefix + "eff:e:" + e.Event,
+		s.prefix + "eff:o:" + e.Object, s.prefix + "obj:" + e.Object}
+	n, err := completeScript.Run(ctx, s.rdb, keys, mode, tokenArg(c.Token), data,
+		strconv.FormatInt(e.Version, 10), e.Event, encodeTime(storeTime(c.Now)),
+		tokenArg(initialToken(c.Now)), blind, s.ttl(c.Retention)).Int()
+	if err != nil {
+		return false, fmt.Errorf("redis store: complete (%s): %w", mode, err)
+	}
+	return n == 1, nil
+}
+
+// MarkDone implements Store.
+func (s *RedisStore) MarkDone(ctx context.Context, key string, token int64) (bool, error) {
+	n, err := markDoneScript.Run(ctx, s.rdb, []string{s.eventKey(key)}, tokenArg(token)).Int()
+	if err != nil {
+		return false, fmt.Errorf("redis store: mark done: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Release implements Store.
+func (s *RedisStore) Release(ctx context.Context, key string, token int64) error {
+	if err := releaseScript.Run(ctx, s.rdb, []string{s.eventKey(key)}, tokenArg(token)).Err(); err != nil {
+		return fmt.Errorf("redis store: release: %w", err)
+	}
+	return nil
+}
+
+// Effects implements Store: it reads the narrowest list and filters the rest.
+func (s *RedisStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, error) {
+	list := s.prefix + "eff:all"
+	switch {
+	case f.Event != "":
+		list = s.prefix + "eff:e:" + f.Event
+	case f.Object != "":
+		list = s.prefix + "eff:o:" + f.Object
+	}
+	items, err := s.rdb.LRange(ctx, list, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis store: effects: %w", err)
+	}
+	var out []Effect
+	for _, item := range items {
+		var re redisEffect
+		if err := json.Unmarshal([]byte(item), &re); err != nil {
+			return nil, fmt.Errorf("redis store: effect %q: %w", item, err)
+		}
+		created, err := decodeTime(re.Created)
+		if err != nil {
+			return nil, fmt.Errorf("redis store: effect %q: %w", item, err)
+		}
+		if e := (Effect{re.Event, re.Object, re.Version, created}); f.Match(e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// ObjectVersion implements Store.
+func (s *RedisStore) ObjectVersion(ctx context.Context, object string) (int64, error) {
+	v, err := s.rdb.HGet(ctx, s.prefix+"obj:"+object, "version").Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("redis store: object version: %w", err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("redis store: object %q: bad version %q", object, v)
+	}
+	return n, nil
+}
+
+// Prune implements Store. Redis also expires dedupe records by itself (see RedisStore);
+// Prune catches records without a TTL.
+func (s *RedisStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
+	cut := encodeTime(storeTime(createdBefore))
+	total := 0
+	err := s.scan(ctx, s.prefix+"evt:", func(batch []string) error {
+		n, err := pruneScript.Run(ctx, s.rdb, batch, cut).Int()
+		total += n
+		return err
+	})
+	if err != nil {
+		return total, fmt.Errorf("redis store: prune: %w", err)
+	}
+	return total, nil
+}
+
+// Purge deletes every Redis key under the store's prefix. Tests and the self-test use it
+// to leave a shared Redis as they found it.
+func (s *RedisStore) Purge(ctx context.Context) error {
+	return s.scan(ctx, s.prefix, func(batch []string) error { return s.rdb.Del(ctx, batch...).Err() })
+}
+
+// scan calls fn with batches of the keys that start with prefix.
+func (s *RedisStore) scan(ctx context.Context, prefix string, fn func([]string) error) error {
+	iter := s.rdb.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
+	batch := make([]string, 0, 500)
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
+}
+
+// Close closes the Redis client.
+func (s *RedisStore) Close() error { return s.rdb.Close() }
+
+func (s *RedisStore) eventKey(key string) string { return s.prefix + "evt:" + key }
+
+func tokenArg(token int64) string { return strconv.FormatInt(token, 10) }
+
+// timeOffset keeps the seconds of every representable year positive and 13 digits wide.
+const timeOffset = 1_000_000_000_000
+
+// encodeTime renders t as 22 digits (13 of seconds+timeOffset, 9 of nanoseconds), so
+// string order is time order, exactly.
+func encodeTime(t time.Time) string {
+	return fmt.Sprintf("%013d%09d", t.Unix()+timeOffset, t.Nanosecond())
+}
+
+func decodeTime(s string) (time.Time, error) {
+	if len(s) != 22 {
+		return time.Time{}, fmt.Errorf("bad time %q", s)
+	}
+	sec, err1 := strconv.ParseInt(s[:13], 10, 64)
+	nsec, err2 := strconv.ParseInt(s[13:], 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("bad time %q", s)
+	}
+	return time.Unix(sec-timeOffset, nsec).UTC(), nil
+}
+
+// globEscape escapes the SCAN MATCH metacharacters of s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

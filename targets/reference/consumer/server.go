@@ -1,0 +1,138 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/targets/reference"
+)
+
+// defaultRedisURL is the Redis store's default address, the reference API's.
+const defaultRedisURL = reference.DefaultRedisURL
+
+// DefaultDSN returns the DSN a store uses when none is given: for postgres and redis the
+// reference API's (RETRYSAFE_PG_DSN, RETRYSAFE_REDIS_URL or the built-in default); for
+// sqlite a file consumer.db in a new temporary directory.
+func DefaultDSN(store string) (string, error) {
+	if store != "sqlite" {
+		return reference.DefaultDSN(store)
+	}
+	dir, err := os.MkdirTemp("", "retrysafe-consumer-")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "consumer.db"), nil
+}
+
+// OpenStore opens a store by name: memory, sqlite (dsn = file path), postgres (dsn = pgx
+// URL or keyword/value DSN; search_path selects the schema) or redis (dsn = redis:// URL;
+// keys under DefaultRedisPrefix). An empty dsn takes DefaultDSN.
+func OpenStore(ctx context.Context, name, dsn string) (Store, error) {
+	if dsn == "" && name != "memory" {
+		var err error
+		if dsn, err = DefaultDSN(name); err != nil {
+			return nil, err
+		}
+	}
+	switch name {
+	case "memory":
+		return NewMemoryStore(), nil
+	case "sqlite":
+		return OpenSQLite(ctx, dsn)
+	case "postgres":
+		return OpenPostgres(ctx, dsn)
+	case "redis":
+		return OpenRedis(ctx, dsn, "")
+	}
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownStore, name, strings.Join(AllStores, ", "))
+}
+
+// PruneOnce deletes the dedupe records older than twice the effective retention (Claim
+// already treats those older than one retention as new) and returns how many.
+func (c *Consumer) PruneOnce(ctx context.Context) (int, error) {
+	retention := c.retention()
+	if retention <= 0 {
+		return 0, nil
+	}
+	return c.cfg.Store.Prune(ctx, c.cfg.Now().Add(-2*retention))
+}
+
+// PruneLoop runs PruneOnce every quarter of the retention (between 100 ms and a minute)
+// until ctx ends. It does nothing when dedupe records are never forgotten.
+func (c *Consumer) PruneLoop(ctx context.Context) {
+	retention := c.retention()
+	if retention <= 0 {
+		return
+	}
+	t := time.NewTicker(min(max(retention/4, 100*time.Millisecond), time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := c.PruneOnce(ctx); err != nil && ctx.Err() == nil {
+				c.cfg.Logger.Printf("prune: %v", err)
+			}
+		}
+	}
+}
+
+// ServeOptions configures Serve.
+type ServeOptions struct {
+	Addr   string // host:port; port 0 picks one
+	Store  string // memory, sqlite, postgres or redis
+	DSN    string // "" = DefaultDSN(Store)
+	Config Config // Store and Logger are filled in by Serve
+	Out    io.Writer
+	Log    *log.Logger
+}
+
+// Serve opens the store, listens, prints `listening on http://HOST:PORT` to Out once it
+// accepts connections, prunes and serves until ctx ends; then it shuts down cleanly.
+func Serve(ctx context.Context, opts ServeOptions) error {
+	store, err := OpenStore(ctx, opts.Store, opts.DSN)
+	if err != nil {
+		return fmt.Errorf("open %s store: %w", opts.Store, err)
+	}
+	defer store.Close()
+	cfg := opts.Config
+	cfg.Store, cfg.Logger = store, opts.Log
+	c, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, ErrorLog: opts.Log}
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	defer stopPrune()
+	go c.PruneLoop(pruneCtx)
+	if opts.Out != nil {
+		fmt.Fprintf(opts.Out, "listening on http://%s\n", ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
