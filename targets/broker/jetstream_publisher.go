@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStreamPublisher publishes to one subject, with the message id in the Nats-Msg-Id header,
+// and waits for the stream's ack. The Receipt says whether the stream dropped the message as a
+// duplicate of one published within its duplicates window.
+type JetStreamPublisher struct {
+	subject, stream string
+
+	mu     sync.Mutex
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	closed bool
+}
+
+var _ Publisher = (*JetStreamPublisher)(nil)
+
+// NewJetStreamPublisher connects to url for publishing to subject. A non-empty stream makes
+// every publish expect that stream (a message stored elsewhere is refused). It takes
+// WithDialTimeout.
+func NewJetStreamPublisher(ctx context.Context, url, subject, stream string, opts ...Option) (*JetStreamPublisher, error) {
+	c := newConfig(opts)
+	nc, err := connectNATS(ctx, url, c.dialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("JetStream on %s: %w", redactURL(url), err)
+	}
+	return &JetStreamPublisher{subject: subject, stream: stream, nc: nc, js: js}, nil
+}
+
+// Publish sends m and waits for the stream's ack. A refusal by the stream, no stream on the
+// subject, or a link down at the time of sending wrap ErrNotPublished; a timeout leaves the
+// outcome unknown.
+func (p *JetStreamPublisher) Publish(ctx context.Context, m Message) (Receipt, error) {
+	if m.ID == "" {
+		return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, errEmptyID)
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, ErrClosed)
+	}
+	msg := nats.NewMsg(p.subject)
+	for k, v := range m.Headers {
+		msg.Header.Set(k, v)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, m.ID)
+	msg.Data = m.Body
+	var opts []jetstream.PublishOpt
+	if p.stream != "" {
+		opts = append(opts, jetstream.WithExpectStream(p.stream))
+	}
+	ack, err := p.js.PublishMsg(ctx, msg, opts...)
+	if err != nil {
+		return Receipt{}, publishError(m.ID, p.subject, err)
+	}
+	return Receipt{Duplicate: ack.Duplicate, Sequence: ack.Sequence}, nil
+}
+
+// publishError classifies err: refused and never-sent are certain, the rest unknown.
+func publishError(id, subject string, err error) error {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%w: message %s: no stream stores subject %q: %w", ErrNotPublished, id, subject, err)
+	case errors.As(err, &apiErr):
+		return fmt.Errorf("%w: message %s: the stream refused it: %w", ErrNotPublished, id, err)
+	case errors.Is(err, nats.ErrReconnectBufExceeded): // only returned before sending
+		return fmt.Errorf("%w: message %s: not sent, the link to NATS is down: %w", ErrNotPublished, id, err)
+	}
+	return fmt.Errorf("message %s: no ack from the stream: %w", id, err)
+}
+
+// Close closes the connection. Calling Close again does nothing.
+func (p *JetStreamPublisher) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		p.nc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/targets/broker"
+)
+
+// waitLimit bounds every wait of these tests for an event.
+const waitLimit = 10 * time.Second
+
+func testAMQPURL() string {
+	if u := os.Getenv("RETRYSAFE_AMQP_URL"); u != "" {
+		return u
+	}
+	return DefaultAMQPURL
+}
+
+func testNATSURL() string {
+	if u := os.Getenv("RETRYSAFE_NATS_URL"); u != "" {
+		return u
+	}
+	return DefaultNATSURL
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func runName(t *testing.T) string {
+	return broker.UniqueName("test-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()))
+}
+
+// amqpQueue creates a run's exchange and queue, deleted when the test ends, and a publisher.
+func amqpQueue(t *testing.T) (*broker.AMQPTopology, broker.Publisher) {
+	t.Helper()
+	ctx := testContext(t)
+	topo, err := broker.NewAMQPTopology(runName(t), broker.WithAMQPURL(testAMQPURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Setup(ctx); err != nil {
+		t.Fatalf("these tests need RabbitMQ (set RETRYSAFE_AMQP_URL to use another): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Teardown(context.Background()); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	})
+	pub, err := topo.Publisher(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pub.Close() })
+	return topo, pub
+}
+
+// natsStream creates a run's stream (and, with consumer, its durable consumer), deleted when
+// the test ends, and a publisher.
+func natsStream(t *testing.T, consumer bool) (*broker.JetStreamTopology, *broker.JetStreamPublisher) {
+	t.Helper()
+	ctx := testContext(t)
+	topo, err := broker.NewJetStreamTopology(runName(t), broker.WithNATSURL(testNATSURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Setup(ctx); err != nil {
+		t.Fatalf("these tests need NATS JetStream (set RETRYSAFE_NATS_URL to use another): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Teardown(context.Background()); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	})
+	if consumer {
+		if err := topo.CreateConsumer(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub, err := topo.Publisher(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pub.Close() })
+	return topo, pub
+}
+
+func amqpOptions(topo *broker.AMQPTopology) Options {
+	return Options{Broker: AMQP, URL: topo.URL, Queue: topo.Queue}
+}
+
+func natsOptions(topo *broker.JetStreamTopology) Options {
+	return Options{Broker: NATS, URL: topo.URL, Stream: topo.Stream, Subject: topo.Subject, Durable: topo.Durable}
+}
+
+func publish(t *testing.T, pub broker.Publisher, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		r, err := pub.Publish(testContext(t), broker.Message{ID: id, Body: []byte("body of " + id)})
+		if err != nil || r.Duplicate {
+			t.Fatalf("publish %s: %+v, %v", id, r, err)
+		}
+	}
+}
+
+func ids(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%02d", prefix, i)
+	}
+	return out
+}
+
+// brokerProxy starts an embedded Toxiproxy in front of the broker of brokerURL and returns
+// it with the URL through it.
+func brokerProxy(t *testing.T, brokerURL string) (*faults.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(brokerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := faults.NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	p, err := n.Proxy("broker", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = p.Listen()
+	return p, u.String()
+}
+
+// inject injects f and heals it when the test ends.
+func inject(t *testing.T, f faults.Fault) {
+	t.Helper()
+	if err := f.Inject(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Heal(context.Background()) })
+}
+
+func heal(t *testing.T, f faults.Fault) {
+	t.Helper()
+	if err := f.Heal(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+}
