@@ -2,6 +2,7 @@ package main
 
 import (
 	"log"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,16 +14,24 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var (
-		opts    reference.ServeOptions
-		tenants string
-		mutant  string
+		opts      reference.ServeOptions
+		tenants   string
+		mutant    string
+		keyFormat string
+		auth      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the reference API (optionally as a mutant)",
 		Long: `Run the reference orders API: POST /v1/orders and POST /v1/refunds with Idempotency-Key,
 GET /v1/orders?ref=X and GET /v1/refunds?ref=X to count records, GET /healthz.
-Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down cleanly.`,
+Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down cleanly.
+
+Shape options give the API another face, so that checks are proven on APIs unlike it:
+--key-format uuid (only UUID keys), --auth none (the tenant is the X-Tenant header),
+--mismatch-status N, and --hooks: POST /_test/fail (optional body {"status": 503}) makes
+the next claimed POST fail as a handler error would, and X-Test-Delay: MS on a POST widens
+its in-flight window by MS milliseconds (at most 60000).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := reference.ParseMutant(mutant)
@@ -30,6 +39,15 @@ Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down c
 				return usageErr("--mutant: %v", err)
 			}
 			opts.Config.Mutant = m
+			if opts.Config.KeyFormat, err = reference.ParseKeyFormat(keyFormat); err != nil {
+				return usageErr("--key-format: %v", err)
+			}
+			if opts.Config.Auth, err = reference.ParseAuthMode(auth); err != nil {
+				return usageErr("--auth: %v", err)
+			}
+			if err := reference.CheckMismatchStatus(opts.Config.MismatchStatus); err != nil {
+				return usageErr("--mismatch-status: %v", err)
+			}
 			for _, t := range strings.Split(tenants, ",") {
 				if t = strings.TrimSpace(t); t != "" {
 					opts.Config.Tenants = append(opts.Config.Tenants, t)
@@ -53,7 +71,7 @@ Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down c
 	f.StringVar(&opts.Store, "store", "sqlite", "key and record store: memory, sqlite, postgres, redis")
 	f.StringVar(&opts.DSN, "dsn", "", "store location (default: $"+reference.EnvPostgresDSN+" or "+reference.DefaultPostgresDSN+
 		"; $"+reference.EnvRedisURL+" or "+reference.DefaultRedisURL+"; a SQLite file in a temp dir)")
-	f.StringVar(&tenants, "tenants", "alice,bob", "comma-separated tenant names; a tenant's bearer token is its name")
+	f.StringVar(&tenants, "tenants", "alice,bob", "comma-separated tenant names; a tenant's bearer token (or, with --auth none, its X-Tenant header) is its name")
 	f.StringVar(&mutant, "mutant", "", "run a deliberately broken mode (see `retrysafe mutants`)")
 	f.DurationVar(&opts.Config.Retention, "retention", reference.DefaultRetention, "keys older than this are treated as new")
 	f.DurationVar(&opts.Config.LockTimeout, "lock-timeout", reference.DefaultLockTimeout, "an in-progress key older than this may be taken over by a retry")
@@ -61,5 +79,9 @@ Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down c
 	f.DurationVar(&opts.Config.DownstreamTimeout, "downstream-timeout", reference.DefaultDownstreamTimeout, "timeout of the downstream call")
 	f.DurationVar(&opts.Config.WorkDelay, "work-delay", reference.DefaultWorkDelay,
 		"simulated processing time between claiming a key and writing the record, as a real handler spends calling a provider (0 = none)")
+	f.StringVar(&keyFormat, "key-format", string(reference.KeyFormatAny), "keys accepted: any, or uuid (canonical 8-4-4-4-12 hex; anything else is 400)")
+	f.StringVar(&auth, "auth", string(reference.AuthBearer), "how the tenant is known: bearer (Authorization: Bearer <tenant>, else 401) or none (X-Tenant: <tenant>, else 400)")
+	f.BoolVar(&opts.Config.Hooks, "hooks", false, "serve the test hooks: POST "+reference.FailPath+" and the "+reference.DelayHeader+" header")
+	f.IntVar(&opts.Config.MismatchStatus, "mismatch-status", http.StatusUnprocessableEntity, "status of a reused key with another payload (400 to 499)")
 	return cmd
 }

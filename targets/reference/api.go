@@ -11,7 +11,6 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -34,10 +33,11 @@ const (
 // The race engine uses it to measure a burst's arrival spread.
 const ArrivalHeader = "X-Retrysafe-Arrival"
 
-// Config configures an API.
+// Config configures an API. The zero value of every shape option (KeyFormat, Auth, Hooks,
+// MismatchStatus) is the API as it has always been.
 type Config struct {
 	Store             Store
-	Tenants           []string // the bearer token of a tenant is its name
+	Tenants           []string // tenant names: the bearer token, or the TenantHeader value with AuthNone
 	Mutant            Mutant
 	Retention         time.Duration // declared retention (mutants may change the effective one)
 	LockTimeout       time.Duration // declared lock timeout
@@ -46,6 +46,14 @@ type Config struct {
 	WorkDelay         time.Duration // simulated processing time between claim and write
 	Now               func() time.Time
 	Logger            *log.Logger
+	// KeyFormat restricts the keys accepted: "" or KeyFormatAny (any key), KeyFormatUUID.
+	KeyFormat KeyFormat
+	// Auth says how the tenant is known: "" or AuthBearer, AuthNone (the TenantHeader).
+	Auth AuthMode
+	// Hooks turns on the black-box test hooks: POST FailPath and the DelayHeader.
+	Hooks bool
+	// MismatchStatus answers a reused key with another payload: a 4xx; 0 = 422.
+	MismatchStatus int
 }
 
 // API is the reference API's HTTP handler.
@@ -54,6 +62,7 @@ type API struct {
 	tenants map[string]bool
 	mux     *http.ServeMux
 	hc      *http.Client
+	hooks   hooks
 }
 
 // operation is one of the two idempotent operations.
@@ -85,6 +94,9 @@ func NewAPI(cfg Config) (*API, error) {
 	if cfg.DownstreamTimeout <= 0 {
 		cfg.DownstreamTimeout = DefaultDownstreamTimeout
 	}
+	if err := cfg.checkShape(); err != nil {
+		return nil, err
+	}
 	a := &API{cfg: cfg, tenants: map[string]bool{}, mux: http.NewServeMux()}
 	for _, t := range cfg.Tenants {
 		a.tenants[t] = true
@@ -94,11 +106,40 @@ func NewAPI(cfg Config) (*API, error) {
 		a.mux.HandleFunc("POST "+path, a.create(op))
 		a.mux.HandleFunc("GET "+path, a.list(op))
 	}
+	if cfg.Hooks {
+		a.mux.HandleFunc("POST "+FailPath, a.failNext)
+	}
 	a.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`)
 	})
 	return a, nil
+}
+
+// checkShape checks the shape options and fills in their defaults.
+func (cfg *Config) checkShape() error {
+	var err error
+	if cfg.KeyFormat, err = ParseKeyFormat(string(cfg.KeyFormat)); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	if cfg.Auth, err = ParseAuthMode(string(cfg.Auth)); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	if cfg.MismatchStatus == 0 {
+		cfg.MismatchStatus = http.StatusUnprocessableEntity
+	}
+	if err := CheckMismatchStatus(cfg.MismatchStatus); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	return nil
+}
+
+// CheckMismatchStatus accepts the statuses a mismatch may be answered with: 400 to 499.
+func CheckMismatchStatus(status int) error {
+	if status < 400 || status > 499 {
+		return fmt.Errorf("mismatch status %d is not a client error (400 to 499)", status)
+	}
+	return nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -111,6 +152,11 @@ func (a *API) retention() time.Duration {
 		return a.cfg.Retention / 10
 	case MutantNoExpiry:
 		return 0
+	case MutantForgetsEarly:
+		if a.cfg.Retention > 0 && a.cfg.Retention < forgetsEarlyRetention {
+			return a.cfg.Retention // forgetting early never means keeping longer
+		}
+		return forgetsEarlyRetention
 	}
 	return a.cfg.Retention
 }
@@ -124,16 +170,6 @@ func (a *API) lockTimeout() time.Duration {
 		return 0
 	}
 	return a.cfg.LockTimeout
-}
-
-// tenant returns the caller's tenant, or "" when the token is missing or unknown.
-func (a *API) tenant(r *http.Request) string {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !a.tenants[token] {
-		return ""
-	}
-	return token
 }
 
 // orderRequest is the JSON body of both operations.
@@ -180,9 +216,9 @@ func parseOrder(body []byte) (orderRequest, error) {
 // list answers GET /v1/orders?ref=X: the observer that counts business records.
 func (a *API) list(op operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tenant := a.tenant(r)
-		if tenant == "" {
-			writeProblem(w, http.StatusUnauthorized, "missing or unknown bearer token")
+		tenant, fail := a.authenticate(r)
+		if fail != nil {
+			writeProblem(w, fail.status, fail.detail)
 			return
 		}
 		ref := r.URL.Query().Get("ref")

@@ -74,6 +74,12 @@ type apiOpts struct {
 	workDelay         time.Duration
 	downstream        bool          // serve a fakeDownstream and point Config.Downstream at it
 	downstreamTimeout time.Duration // 0: the default
+	// The shape options (Config.KeyFormat, Auth, Hooks, MismatchStatus); zero: the defaults.
+	keyFormat      KeyFormat
+	auth           AuthMode
+	hooks          bool
+	mismatchStatus int
+	store          Store // nil: a fresh store of the harness's kind
 }
 
 // apiHarness is one API under test with its clock, client and optional downstream.
@@ -84,13 +90,18 @@ type apiHarness struct {
 	url    string
 	client *http.Client
 	down   *fakeDownstream
+	auth   AuthMode
 }
 
 func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
 	t.Helper()
-	h := &apiHarness{t: t, store: store, clock: &fakeClock{now: apiBase}}
+	h := &apiHarness{t: t, store: store, clock: &fakeClock{now: apiBase}, auth: o.auth}
+	st := o.store
+	if st == nil {
+		st = openAPIStore(t, store)
+	}
 	cfg := Config{
-		Store:             openAPIStore(t, store),
+		Store:             st,
 		Tenants:           []string{"alice", "bob"},
 		Mutant:            o.mutant,
 		Retention:         apiRetention,
@@ -98,6 +109,10 @@ func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
 		WorkDelay:         o.workDelay,
 		DownstreamTimeout: o.downstreamTimeout,
 		Now:               h.clock.Now,
+		KeyFormat:         o.keyFormat,
+		Auth:              o.auth,
+		Hooks:             o.hooks,
+		MismatchStatus:    o.mismatchStatus,
 	}
 	if o.downstream {
 		h.down = newFakeDownstream(t)
@@ -135,7 +150,8 @@ func (r apiResp) String() string { return fmt.Sprintf("%d %s", r.status, r.body)
 
 func (r apiResp) replayed() bool { return r.header.Get("Idempotent-Replayed") == "true" }
 
-// newPost builds a POST; tenant "" sends no Authorization, key noKey no Idempotency-Key.
+// newPost builds a POST; tenant "" sends no Authorization (with AuthNone: no X-Tenant), key
+// noKey no Idempotency-Key.
 func (h *apiHarness) newPost(path, tenant, key, body string) *http.Request {
 	req, err := http.NewRequest(http.MethodPost, h.url+path, strings.NewReader(body))
 	if err != nil {
@@ -144,13 +160,22 @@ func (h *apiHarness) newPost(path, tenant, key, body string) *http.Request {
 	// Without GetBody the transport never re-sends the POST behind the test's back.
 	req.GetBody = nil
 	req.Header.Set("Content-Type", "application/json")
-	if tenant != "" {
-		req.Header.Set("Authorization", "Bearer "+tenant)
-	}
+	h.setTenant(req, tenant)
 	if key != noKey {
 		req.Header["Idempotency-Key"] = []string{key}
 	}
 	return req
+}
+
+// setTenant names the caller as the harness's auth mode asks: a bearer token, or X-Tenant.
+func (h *apiHarness) setTenant(req *http.Request, tenant string) {
+	switch {
+	case tenant == "":
+	case h.auth == AuthNone:
+		req.Header.Set(TenantHeader, tenant)
+	default:
+		req.Header.Set("Authorization", "Bearer "+tenant)
+	}
 }
 
 // send sends a request and reads the answer; safe from any goroutine.
@@ -250,7 +275,7 @@ func (h *apiHarness) list(tenant, path, ref string) listing {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+tenant)
+	h.setTenant(req, tenant)
 	r := h.do(req)
 	if r.status != http.StatusOK {
 		h.t.Fatalf("GET %s?ref=%s as %s: %s", path, ref, tenant, r)
@@ -389,4 +414,40 @@ func (d *fakeDownstream) calls() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.keys...)
+}
+
+// failNext calls the fail hook (Config.Hooks) with this body ("" sends none) and returns its
+// answer.
+func (h *apiHarness) failNext(body string) apiResp {
+	h.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.url+FailPath, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.GetBody = nil
+	return h.do(req)
+}
+
+// wantFailNext calls the fail hook and checks its 204.
+func (h *apiHarness) wantFailNext(body string) {
+	h.t.Helper()
+	if r := h.failNext(body); r.status != http.StatusNoContent || len(r.body) != 0 {
+		h.t.Fatalf("POST %s %s = %s, want 204 and no body", FailPath, body, r)
+	}
+}
+
+// wantError checks a stored error result: the status, problem+json, and whether it is marked
+// as a replay (wantStatus refuses replayed errors other than 502).
+func wantError(t *testing.T, r apiResp, status int, replayed bool) {
+	t.Helper()
+	var p struct {
+		Status int `json:"status"`
+	}
+	if r.status != status || r.header.Get("Content-Type") != "application/problem+json" ||
+		json.Unmarshal(r.body, &p) != nil || p.Status != status {
+		t.Fatalf("answer %s (Content-Type %q), want a %d problem+json", r, r.header.Get("Content-Type"), status)
+	}
+	if r.replayed() != replayed {
+		t.Fatalf("answer %s: Idempotent-Replayed %q, want replayed=%v", r, r.header.Get("Idempotent-Replayed"), replayed)
+	}
 }

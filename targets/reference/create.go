@@ -24,7 +24,14 @@ type attempt struct {
 	fingerprint string
 	order       orderRequest
 	path        string
+	delay       time.Duration // the DelayHeader's extra time in the in-flight window
 }
+
+// Problem details shared by several answers.
+const (
+	mismatchDetail = "Idempotency-Key was used with a different payload"
+	inFlightDetail = "a request with this Idempotency-Key is in progress"
+)
 
 // create answers POST /v1/orders and POST /v1/refunds.
 func (a *API) create(op operation) http.HandlerFunc {
@@ -38,8 +45,8 @@ func (a *API) create(op operation) http.HandlerFunc {
 			w.Header().Set(ArrivalHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
 		}
 		header, hasKey := r.Header["Idempotency-Key"]
-		if a.cfg.Mutant == MutantReplayWithoutAuth && hasKey && a.tenant(r) == "" {
-			if a.replayBeforeAuth(w, r, op, header[0]) {
+		if a.cfg.Mutant == MutantReplayWithoutAuth && hasKey {
+			if _, fail := a.authenticate(r); fail != nil && a.replayBeforeAuth(w, r, op, header[0]) {
 				return
 			}
 		}
@@ -66,14 +73,13 @@ func (a *API) create(op operation) http.HandlerFunc {
 		}
 		switch res.Outcome {
 		case Mismatch:
-			writeProblem(w, http.StatusUnprocessableEntity, "Idempotency-Key was used with a different payload")
+			writeProblem(w, a.cfg.MismatchStatus, mismatchDetail)
 		case InFlight:
 			if a.cfg.Mutant == MutantLoser500 {
 				writeProblem(w, http.StatusInternalServerError, "concurrent request")
 				return
 			}
-			w.Header().Set("Retry-After", "1")
-			writeProblem(w, http.StatusConflict, "a request with this Idempotency-Key is in progress")
+			writeInFlight(w)
 		case Completed:
 			a.replay(w, ctx, at, res.Response)
 		case Claimed:
@@ -85,9 +91,11 @@ func (a *API) create(op operation) http.HandlerFunc {
 // parseAttempt authenticates and validates a POST. A non-zero status is a client error.
 func (a *API) parseAttempt(r *http.Request, op operation, body []byte) (attempt, int, string) {
 	at := attempt{op: op, path: r.URL.Path}
-	if at.tenant = a.tenant(r); at.tenant == "" {
-		return at, http.StatusUnauthorized, "missing or unknown bearer token"
+	tenant, fail := a.authenticate(r)
+	if fail != nil {
+		return at, fail.status, fail.detail
 	}
+	at.tenant = tenant
 	header, ok := r.Header["Idempotency-Key"]
 	switch {
 	case !ok:
@@ -96,6 +104,9 @@ func (a *API) parseAttempt(r *http.Request, op operation, body []byte) (attempt,
 		return at, http.StatusBadRequest, "Idempotency-Key header must be sent once"
 	}
 	key, err := ParseKey(header[0])
+	if err == nil {
+		err = a.cfg.KeyFormat.check(key)
+	}
 	if err != nil {
 		return at, http.StatusBadRequest, err.Error()
 	}
@@ -114,6 +125,11 @@ func (a *API) parseAttempt(r *http.Request, op operation, body []byte) (attempt,
 		at.fingerprint = rawFingerprint(r.URL.RawQuery, body)
 	case MutantNoFingerprint:
 		at.fingerprint = ""
+	case MutantFingerprintIgnoresField:
+		at.fingerprint, _ = fingerprintWithout(r.URL.Query(), body, ignoredField) // body is valid JSON
+	}
+	if at.delay, err = a.testDelay(r); err != nil {
+		return at, http.StatusBadRequest, err.Error()
 	}
 	at.scope = a.scope(r.Method, at)
 	return at, 0, ""
@@ -134,14 +150,31 @@ func (a *API) scope(method string, at attempt) string {
 
 // replay answers with a stored response.
 func (a *API) replay(w http.ResponseWriter, ctx context.Context, at attempt, resp Response) {
-	if a.cfg.Mutant == MutantReplayReexecutes && resp.Status < 300 {
+	switch {
+	case a.cfg.Mutant == MutantReplayReexecutes && resp.Status < 300:
 		rec := a.newRecord(at)
 		if err := a.cfg.Store.AddRecord(ctx, rec); err != nil {
 			a.cfg.Logger.Printf("replay-reexecutes: %v", err)
 		}
+	case a.cfg.Mutant == MutantStuckAfterError && resp.Status == stuckMarker.Status:
+		writeInFlight(w) // the stored marker: to a retry, the key is still in progress
+		return
+	case a.cfg.Mutant == MutantErrorReplayDiffers && resp.Status >= 400:
+		resp.Body = problemBody(resp.Status, "a previous attempt with this Idempotency-Key failed")
 	}
 	writeStored(w, resp, true)
 }
+
+// writeInFlight answers a retry while the key's first attempt is in progress.
+func writeInFlight(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	writeProblem(w, http.StatusConflict, inFlightDetail)
+}
+
+// stuckMarker is what the stuck-after-error mutant stores instead of a handler error: its
+// replay answers as if the key were still in progress, and no lock timeout ever ends that
+// (the correct API never stores a 409).
+var stuckMarker = Response{Status: http.StatusConflict, Body: problemBody(http.StatusConflict, inFlightDetail)}
 
 // execute runs a claimed attempt: the downstream call, then the record and the key's
 // completion in one commit.
@@ -157,8 +190,12 @@ func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, to
 	if a.cfg.Mutant == MutantLostWrite {
 		rec = nil
 	}
+	stored := resp
+	if rec == nil && resp.Status >= 500 && a.cfg.Mutant == MutantStuckAfterError {
+		stored = stuckMarker
+	}
 	ok, err := a.cfg.Store.Complete(ctx, Completion{
-		Scope: at.scope, Token: token, Now: a.cfg.Now(), Record: rec, Response: resp,
+		Scope: at.scope, Token: token, Now: a.cfg.Now(), Record: rec, Response: stored,
 		Split: a.cfg.Mutant == MutantSplitWrite,
 	})
 	switch {
@@ -184,7 +221,7 @@ func (a *API) checkThenInsert(w http.ResponseWriter, ctx context.Context, at att
 		Retention: a.retention(), LockTimeout: a.lockTimeout()}
 	switch outcome, _ := Decide(row, req); outcome {
 	case Mismatch:
-		writeProblem(w, http.StatusUnprocessableEntity, "Idempotency-Key was used with a different payload")
+		writeProblem(w, a.cfg.MismatchStatus, mismatchDetail)
 		return
 	case Completed:
 		a.replay(w, ctx, at, row.Response)
@@ -219,11 +256,16 @@ func (a *API) replayBeforeAuth(w http.ResponseWriter, r *http.Request, op operat
 // perform does the work of a claimed attempt and returns the response to store and the
 // record to write (nil on failure).
 func (a *API) perform(ctx context.Context, at attempt) (Response, *Record) {
-	if a.cfg.WorkDelay > 0 {
+	failStatus := a.takeFailure() // the attempt that claims first fails, not the one that ends first
+	if delay := a.cfg.WorkDelay + at.delay; delay > 0 {
 		select {
-		case <-time.After(a.cfg.WorkDelay):
+		case <-time.After(delay):
 		case <-ctx.Done():
 		}
+	}
+	if failStatus != 0 {
+		a.cfg.Logger.Printf("injected failure: %d", failStatus)
+		return injectedFailure(failStatus), nil
 	}
 	if a.cfg.Downstream != "" {
 		if err := a.callDownstream(ctx, at); err != nil {

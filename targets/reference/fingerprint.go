@@ -25,6 +25,21 @@ func rawFingerprint(rawQuery string, body []byte) string {
 	return hashParts(rawQuery, body)
 }
 
+// fingerprintWithout is the fingerprint-ignores-field mutant's: the fingerprint of the body
+// with one top-level field removed, so a change to that field goes unnoticed.
+func fingerprintWithout(query url.Values, body []byte, field string) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return "", err
+	}
+	delete(obj, field)
+	trimmed, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	return Fingerprint(query, trimmed)
+}
+
 func hashParts(query string, body []byte) string {
 	h := sha256.New()
 	h.Write([]byte(query))

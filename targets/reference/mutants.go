@@ -3,6 +3,7 @@ package reference
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Mutant names a deliberately broken mode of the reference API. The empty Mutant is the
@@ -30,7 +31,19 @@ const (
 	MutantFreshDownstreamKey Mutant = "fresh-downstream-key"
 	MutantStuckLock          Mutant = "stuck-lock"
 	MutantSplitWrite         Mutant = "split-write"
+	// The mutants of the shaped reference API (Config.Hooks and the variant bodies).
+	MutantFingerprintIgnoresField Mutant = "fingerprint-ignores-field"
+	MutantForgetsEarly            Mutant = "forgets-early"
+	MutantStuckAfterError         Mutant = "stuck-after-error"
+	MutantErrorReplayDiffers      Mutant = "error-replay-differs"
 )
+
+// ignoredField is the body field the fingerprint-ignores-field mutant leaves out of the
+// fingerprint: the one the example files' variant_body keeps (it changes the amount).
+const ignoredField = "currency"
+
+// forgetsEarlyRetention is the effective retention of the forgets-early mutant.
+const forgetsEarlyRetention = time.Second
 
 // MutantInfo describes one mutant: its bug, the stores where it applies and the property
 // that must catch it.
@@ -69,6 +82,10 @@ var Mutants = []MutantInfo{
 	{MutantFreshDownstreamKey, "every attempt sends the downstream call a new key", durableStores, nil, "crash-after-claim", nil},
 	{MutantStuckLock, "an in-progress key is never taken over: after a crash every retry gets 409", durableStores, nil, "crash-after-claim", nil},
 	{MutantSplitWrite, "the record and the key's completion commit in two separate transactions", []string{"postgres"}, []string{"sqlite", "redis"}, "crash-under-load", nil},
+	{MutantFingerprintIgnoresField, "the fingerprint leaves out the body field " + ignoredField + ": the same key with another " + ignoredField + " replays the first result", AllStores, nil, "mismatch", nil},
+	{MutantForgetsEarly, "keys are forgotten one second after creation, whatever the declared retention", AllStores, nil, "expiry", nil},
+	{MutantStuckAfterError, "after a handler error (an injected failure or a failed downstream call) the key stays in progress: every retry gets 409, whatever the lock timeout", AllStores, nil, "error-replay", nil},
+	{MutantErrorReplayDiffers, "a stored error is replayed with another body than the first answer's (another problem detail), under the same status", AllStores, nil, "error-replay", nil},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct API).

@@ -26,6 +26,7 @@ const mutantRounds = 3
 func mutantCases() map[Mutant]mutantCase {
 	burst := apiOpts{workDelay: 20 * time.Millisecond}
 	down := apiOpts{downstream: true}
+	hooked := apiOpts{hooks: true} // the fail hook, no downstream
 	return map[Mutant]mutantCase{
 		MutantRace:               {burst, showRace},
 		MutantLoser500:           {burst, showLoser500},
@@ -45,6 +46,11 @@ func mutantCases() map[Mutant]mutantCase {
 		MutantFreshDownstreamKey: {down, showFreshDownstreamKey},
 		MutantStuckLock:          {down, showStuckLock},
 		MutantSplitWrite:         {down, showSplitWrite},
+
+		MutantFingerprintIgnoresField: {apiOpts{}, showFingerprintIgnoresField},
+		MutantForgetsEarly:            {apiOpts{}, showForgetsEarly},
+		MutantStuckAfterError:         {hooked, showStuckAfterError},
+		MutantErrorReplayDiffers:      {hooked, showErrorReplayDiffers},
 	}
 }
 
@@ -293,8 +299,8 @@ func showSplitWrite(t *testing.T, h *apiHarness) (bool, string) {
 	return n > 1, fmt.Sprintf("%d records after a takeover and a fenced completion", n)
 }
 
-// issueMutants are the eighteen mutants of issue 2, in its order, with the stores where
-// each must be caught ("all" = every store) and where it is only reported.
+// issueMutants are the eighteen mutants of issue 2, in its order, then the four of the shaped
+// reference API, with the stores where each must be caught and where it is only reported.
 var issueMutants = []struct {
 	name     string
 	stores   []string
@@ -318,11 +324,15 @@ var issueMutants = []struct {
 	{"fresh-downstream-key", []string{"sqlite", "postgres", "redis"}, nil},
 	{"stuck-lock", []string{"sqlite", "postgres", "redis"}, nil},
 	{"split-write", []string{"postgres"}, []string{"sqlite", "redis"}},
+	{"fingerprint-ignores-field", AllStores, nil},
+	{"forgets-early", AllStores, nil},
+	{"stuck-after-error", AllStores, nil},
+	{"error-replay-differs", AllStores, nil},
 }
 
 func TestMutantsTable(t *testing.T) {
 	if len(Mutants) != len(issueMutants) {
-		t.Fatalf("Mutants has %d entries, want the %d of the issue", len(Mutants), len(issueMutants))
+		t.Fatalf("Mutants has %d entries, want the %d of the issues", len(Mutants), len(issueMutants))
 	}
 	for i, want := range issueMutants {
 		got := Mutants[i]
