@@ -16,7 +16,7 @@ targets=(
   "./targets            FuzzTemplate"
   "./targets/reference  FuzzParseKey"
   "./targets/reference  FuzzCanonicalJSON"
-  "./suites             FuzzCompareBodies"
+  "./suites/check       FuzzCompareBodies"
 )
 
 # fuzz_one PKG NAME fuzzes one target. Go 1.26's fuzz coordinator can fail a run with a bare

@@ -23,6 +23,43 @@ type Fault interface {
 	Heal(ctx context.Context) error
 }
 
+// Described is implemented by faults that say what kind of fault they are and what they act on,
+// for the history and the reports (see KindOf).
+type Described interface {
+	// Kind is one of the Kind constants.
+	Kind() string
+	// Target names what the fault acts on: "instance 0", "downstream", "storage", a proxy's name.
+	Target() string
+}
+
+// The kinds of faults, as report.json names them (docs/report-schema.md).
+const (
+	KindKill            = "kill"
+	KindPause           = "pause"
+	KindHoldDownstream  = "hold-downstream"
+	KindFailDownstream  = "fail-downstream"
+	KindDelayDownstream = "delay-downstream"
+	KindStorageLatency  = "storage-latency"
+	KindStorageReset    = "storage-reset"
+	KindCutResponse     = "cut-response"
+	KindLatency         = "latency"
+	KindResetPeer       = "reset-peer"
+	KindTimeout         = "timeout"
+	KindPartition       = "partition"
+	KindCutBrokerLink   = "cut-broker-link"
+	KindFailNext        = "fail-next"
+	KindOther           = "other"
+)
+
+// KindOf returns a fault's kind and target: its own when it is Described, else KindOther and its
+// name.
+func KindOf(f Fault) (kind, target string) {
+	if d, ok := f.(Described); ok {
+		return d.Kind(), d.Target()
+	}
+	return KindOther, f.Name()
+}
+
 // Noop is the fault that does nothing: the nemesis of a run without faults.
 type Noop struct{}
 
@@ -38,17 +75,22 @@ func (Noop) Inject(context.Context) error { return nil }
 func (Noop) Heal(context.Context) error { return nil }
 
 // Func returns a fault made of two functions, for faults that live elsewhere (a process kill,
-// a pause). A nil function does nothing; heal must be idempotent.
-func Func(name string, inject, heal func(ctx context.Context) error) Fault {
-	return &funcFault{name: name, inject: inject, heal: heal}
+// a pause), of the given kind acting on target. A nil function does nothing; heal must be
+// idempotent.
+func Func(kind, target, name string, inject, heal func(ctx context.Context) error) Fault {
+	return &funcFault{kind: kind, target: target, name: name, inject: inject, heal: heal}
 }
 
 type funcFault struct {
-	name         string
-	inject, heal func(ctx context.Context) error
+	kind, target, name string
+	inject, heal       func(ctx context.Context) error
 }
 
+var _ Described = (*funcFault)(nil)
+
 func (f *funcFault) Name() string                     { return f.name }
+func (f *funcFault) Kind() string                     { return f.kind }
+func (f *funcFault) Target() string                   { return f.target }
 func (f *funcFault) Inject(ctx context.Context) error { return call(ctx, f.inject) }
 func (f *funcFault) Heal(ctx context.Context) error   { return call(ctx, f.heal) }
 
@@ -74,6 +116,9 @@ type Event struct {
 	Time time.Time `json:"time"`
 	// Fault is the fault's Name.
 	Fault string `json:"fault"`
+	// Kind and Target say what the fault is and what it acts on (see KindOf).
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
 	// Action is what was done.
 	Action Action `json:"action"`
 	// Error is the error the action returned; "" = it succeeded.
@@ -96,10 +141,19 @@ type Nemesis struct {
 	mu       sync.Mutex
 	injected []Fault
 	events   []Event
+	observe  func(Event)
 }
 
 // NewNemesis returns an empty nemesis.
 func NewNemesis() *Nemesis { return &Nemesis{} }
+
+// Observe makes the nemesis call fn with every event as it is recorded (e.g. to add it to a run's
+// history). fn must be safe for concurrent use.
+func (n *Nemesis) Observe(fn func(Event)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.observe = fn
+}
 
 // Inject injects f and remembers it, also when Inject fails (a half-injected fault must still
 // be healed).
@@ -174,11 +228,16 @@ func same(a, b Fault) bool {
 
 func (n *Nemesis) record(f Fault, a Action, err error) {
 	e := Event{Fault: f.Name(), Action: a}
+	e.Kind, e.Target = KindOf(f)
 	if err != nil {
 		e.Error = err.Error()
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	e.Time = time.Now()
 	n.events = append(n.events, e)
+	observe := n.observe
+	n.mu.Unlock()
+	if observe != nil {
+		observe(e)
+	}
 }

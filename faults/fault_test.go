@@ -100,7 +100,7 @@ func TestNemesisKeepsFaultsThatFailToHeal(t *testing.T) {
 
 func TestNemesisRemembersFailedInjects(t *testing.T) {
 	healed := false
-	f := Func("half", func(context.Context) error { return errors.New("half done") },
+	f := Func(KindOther, "test", "half", func(context.Context) error { return errors.New("half done") },
 		func(context.Context) error { healed = true; return nil })
 	n := NewNemesis()
 	if err := n.Inject(context.Background(), f); err == nil || !strings.Contains(err.Error(), "inject half: half done") {
@@ -146,7 +146,7 @@ func TestNemesisConcurrentUse(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
-			f := Func(fmt.Sprint(i), nil, nil)
+			f := Func(KindOther, "test", fmt.Sprint(i), nil, nil)
 			_ = n.Inject(context.Background(), f)
 			_ = n.Heal(context.Background(), f)
 			_ = n.Timeline()

@@ -128,6 +128,38 @@ func (c *Cluster) Kill(i int) {
 	}
 }
 
+// KillFault returns the fault that SIGKILLs instance i (and waits until it is reaped); healing
+// starts it again on its address and waits until it is ready (a running instance is left alone).
+func (c *Cluster) KillFault(i int) Fault {
+	return Func(KindKill, fmt.Sprintf("instance %d", i), fmt.Sprintf("SIGKILL instance %d (healed by a restart)", i),
+		func(context.Context) error { c.Kill(i); return nil },
+		func(ctx context.Context) error {
+			if c.Running(i) {
+				return nil
+			}
+			return c.Start(ctx, i)
+		})
+}
+
+// PauseFault returns the fault that stops instance i with SIGSTOP; healing continues it.
+func (c *Cluster) PauseFault(i int) Fault {
+	return Func(KindPause, fmt.Sprintf("instance %d", i), fmt.Sprintf("SIGSTOP instance %d", i),
+		func(context.Context) error { return c.Pause(i) },
+		func(context.Context) error {
+			if !c.Running(i) {
+				return nil
+			}
+			return c.Resume(i)
+		})
+}
+
+// Running reports whether instance i is running (started and not killed).
+func (c *Cluster) Running(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running[i] != nil
+}
+
 // Pause stops instance i with SIGSTOP; Resume continues it.
 func (c *Cluster) Pause(i int) error { return c.signal(i, syscall.SIGSTOP) }
 

@@ -63,12 +63,20 @@ func (s *Sink) waitWhileHeld(c Call) {
 // HoldFault returns Hold and Release as a fault, so that a nemesis releases the sink at the end
 // of every run.
 func (s *Sink) HoldFault() Fault {
-	return Func("downstream: hold", func(context.Context) error { s.Hold(); return nil },
+	return Func(KindHoldDownstream, "downstream", "downstream: hold", func(context.Context) error { s.Hold(); return nil },
 		func(context.Context) error { s.Release(); return nil })
 }
 
 // DelayFault returns Delay(d) as a fault; healing answers at once again.
 func (s *Sink) DelayFault(d time.Duration) Fault {
-	return Func(fmt.Sprintf("downstream: delay %v", d), func(context.Context) error { s.Delay(d); return nil },
+	return Func(KindDelayDownstream, "downstream", fmt.Sprintf("downstream: delay %v", d), func(context.Context) error { s.Delay(d); return nil },
 		func(context.Context) error { s.Delay(0); return nil })
+}
+
+// FailFault returns FailNext(n, status) as a fault: the next n calls fail; healing stops failing
+// calls that have not come yet.
+func (s *Sink) FailFault(n, status int) Fault {
+	return Func(KindFailDownstream, "downstream", fmt.Sprintf("downstream: fail the next %d calls with %d", n, status),
+		func(context.Context) error { s.FailNext(n, status); return nil },
+		func(context.Context) error { s.FailNext(0, 0); return nil })
 }

@@ -35,7 +35,9 @@ func (s *StorageProxy) Address() string { return s.address }
 // Latency returns a fault that delays every answer of the store by d, so that each round trip
 // (query, commit, lock) takes about d longer and every window inside the target widens.
 func (s *StorageProxy) Latency(d time.Duration) Fault {
-	return s.proxy.Latency(d, 0, Downstream)
+	f := s.proxy.Latency(d, 0, Downstream).(*toxicFault)
+	f.kind, f.target = KindStorageLatency, "storage "+s.address
+	return f
 }
 
 // Reset returns a fault that cuts every connection to the store at its next answer: the
@@ -45,5 +47,7 @@ func (s *StorageProxy) Latency(d time.Duration) Fault {
 // connections die at their first answer. Open connections are closed, new ones reset (see
 // Proxy.ResetPeer).
 func (s *StorageProxy) Reset() Fault {
-	return s.proxy.ResetPeer(0)
+	f := s.proxy.ResetPeer(0).(*toxicFault)
+	f.kind, f.target = KindStorageReset, "storage "+s.address
+	return f
 }

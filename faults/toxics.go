@@ -10,20 +10,27 @@ import (
 // toxicFault is a fault made of one Toxiproxy toxic on one proxy: Inject adds it, Heal removes
 // it.
 type toxicFault struct {
-	proxy *Proxy
-	label string
-	toxic toxic
+	proxy        *Proxy
+	label        string
+	toxic        toxic
+	kind, target string
 
 	mu       sync.Mutex
 	injected bool
 }
 
-var _ Fault = (*toxicFault)(nil)
+var (
+	_ Fault     = (*toxicFault)(nil)
+	_ Described = (*toxicFault)(nil)
+)
 
-func (p *Proxy) toxicFault(label, kind string, stream Stream, attrs map[string]any) *toxicFault {
+// toxicFault returns a fault of one toxic of type kind on stream; faultKind is its Kind.
+func (p *Proxy) toxicFault(label, kind string, stream Stream, attrs map[string]any, faultKind string) *toxicFault {
 	return &toxicFault{
-		proxy: p,
-		label: p.name + ": " + label,
+		proxy:  p,
+		label:  p.name + ": " + label,
+		kind:   faultKind,
+		target: p.name,
 		toxic: toxic{
 			Name:       p.network.toxicName(kind),
 			Type:       kind,
@@ -36,6 +43,12 @@ func (p *Proxy) toxicFault(label, kind string, stream Stream, attrs map[string]a
 
 // Name says on which proxy the toxic acts and what it does, e.g. "api-0: cut-response after 0B".
 func (f *toxicFault) Name() string { return f.label }
+
+// Kind says what the toxic does (cut-response, latency, reset-peer, timeout, ...).
+func (f *toxicFault) Kind() string { return f.kind }
+
+// Target is the proxy's name.
+func (f *toxicFault) Target() string { return f.target }
 
 // Inject adds the toxic; it acts on open connections as well as new ones.
 func (f *toxicFault) Inject(context.Context) error {
@@ -76,7 +89,7 @@ func (f *toxicFault) Heal(ctx context.Context) error {
 // too, their bytes counted from Inject on.
 func (p *Proxy) CutResponse(afterBytes int) Fault {
 	label := fmt.Sprintf("cut-response after %dB", max(afterBytes, 0))
-	return p.toxicFault(label, "limit_data", Downstream, map[string]any{"bytes": max(afterBytes, 0)})
+	return p.toxicFault(label, "limit_data", Downstream, map[string]any{"bytes": max(afterBytes, 0)}, KindCutResponse)
 }
 
 // Latency returns a fault that delays the data on stream by d ± jitter (whole milliseconds,
@@ -87,7 +100,7 @@ func (p *Proxy) Latency(d, jitter time.Duration, stream Stream) Fault {
 	return p.toxicFault(label, "latency", stream, map[string]any{
 		"latency": millis(d),
 		"jitter":  millis(jitter),
-	})
+	}, KindLatency)
 }
 
 // ResetPeer returns a fault that lets requests reach the upstream and resets the connection
@@ -96,7 +109,7 @@ func (p *Proxy) Latency(d, jitter time.Duration, stream Stream) Fault {
 // (Toxiproxy sets SO_LINGER 0 only when a connection starts).
 func (p *Proxy) ResetPeer(timeout time.Duration) Fault {
 	label := fmt.Sprintf("reset-peer after %v", timeout)
-	return p.toxicFault(label, "reset_peer", Downstream, map[string]any{"timeout": millis(timeout)})
+	return p.toxicFault(label, "reset_peer", Downstream, map[string]any{"timeout": millis(timeout)}, KindResetPeer)
 }
 
 // Timeout returns a fault that swallows all data on stream and closes the connection once
@@ -107,7 +120,7 @@ func (p *Proxy) ResetPeer(timeout time.Duration) Fault {
 // connections the toxic silenced.
 func (p *Proxy) Timeout(after time.Duration, stream Stream) Fault {
 	label := fmt.Sprintf("timeout after %v %s", after, stream)
-	return p.toxicFault(label, "timeout", stream, map[string]any{"timeout": millis(after)})
+	return p.toxicFault(label, "timeout", stream, map[string]any{"timeout": millis(after)}, KindTimeout)
 }
 
 // millis converts d to whole milliseconds, rounding up, as Toxiproxy's attributes want.
@@ -134,6 +147,12 @@ var _ Fault = (*disableFault)(nil)
 
 // Name returns "PROXY: disable".
 func (f *disableFault) Name() string { return f.proxy.name + ": disable" }
+
+// Kind is KindPartition: the link is down.
+func (f *disableFault) Kind() string { return KindPartition }
+
+// Target is the proxy's name.
+func (f *disableFault) Target() string { return f.proxy.name }
 
 // Inject stops the proxy.
 func (f *disableFault) Inject(context.Context) error {

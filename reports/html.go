@@ -181,7 +181,7 @@ type timeline struct {
 	AxisY                             int
 	FaultY, ReqY, LaneH               int
 	Span                              string
-	Faults, Requests                  int
+	Faults, Injected, Requests        int
 	Ticks                             []tlTick
 	Marks                             []tlMark
 	FaultList                         []tlFault
@@ -239,6 +239,9 @@ func newTimeline(events []TimelineEvent) *timeline {
 		at := e.Time.Sub(t0)
 		if fault {
 			tl.Faults++
+			if strings.HasPrefix(e.Label, "inject ") {
+				tl.Injected++
+			}
 			tl.FaultList = append(tl.FaultList, tlFault{fmtOffset(at), e.Label})
 		} else {
 			tl.Requests++
@@ -276,6 +279,7 @@ var htmlTemplate = template.Must(template.New("report.html").Funcs(template.Func
 	"attempts": htmlAttempts,
 	"hidden":   func(e *Evidence) int { return max(0, len(e.Attempts)-HTMLAttempts) },
 	"add":      func(a, b int) int { return a + b },
+	"kinds":    KindCounts,
 }).Parse(htmlSource))
 
 // htmlSource is the template of report.html. It loads nothing: styles are
@@ -317,7 +321,7 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 <table data-property="{{.Name}}"><thead><tr><th>figure</th><th>value</th></tr></thead><tbody>{{range $k, $v := .Figures}}<tr><td>{{$k}}</td><td class="num">{{$v}}</td></tr>{{end}}</tbody></table>{{end}}</section>{{end}}
 {{with .LoadPlot}}<section id="load"><h2>Load latency</h2>{{.}}</section>{{end}}
 {{with .Timeline}}<section id="timeline"><h2>Faults and requests</h2>
-<p>{{.Faults}} injected faults against {{.Requests}} requests over {{.Span}}.</p>
+<p>{{.Faults}} fault events ({{.Injected}} injected) against {{.Requests}} requests over {{.Span}}.</p>
 <svg role="img" aria-label="timeline of injected faults against requests" width="100%" viewBox="0 0 {{.Width}} {{.Height}}">
 <rect x="{{.Left}}" y="{{.FaultY}}" width="{{.PlotW}}" height="{{.LaneH}}" fill="#fdf0f0"/>
 <rect x="{{.Left}}" y="{{.ReqY}}" width="{{.PlotW}}" height="{{.LaneH}}" fill="#eef4fc"/>
@@ -333,7 +337,7 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{define "findings"}}{{with .List}}<section id="{{$.ID}}"><h2>{{$.Title}}</h2>{{range .}}
 <div class="finding v-{{$.Verdict}}" data-property="{{.Property.Name}}" data-verdict="{{$.Verdict}}">
 <h3>{{.N}}. {{.Property.Name}}: {{.Spec.Text}}</h3>
-{{with .Spec.Location}}<p>At <code>{{.}}</code></p>{{end}}
+{{with kinds .Spec.Anomalies}}<p class="kinds">Found: {{.}}</p>{{end}}
 {{with .Spec.Failure}}<pre class="failure">{{.}}</pre>{{end}}
 {{with .Spec.Evidence}}{{with .Repro}}<p>Reproduce:</p><pre class="repro">{{.}}</pre>{{end}}
 {{with .Message}}<p class="message">{{.}}</p>{{end}}

@@ -27,9 +27,9 @@ func sampleTimeline(start time.Time) []TimelineEvent {
 	return []TimelineEvent{
 		{at(2000), TimelineRequest, "POST /v1/orders 201"},
 		{at(0), TimelineRequest, "POST /v1/orders 201"},
-		{at(500), TimelineFault, "kill instance 2 <SIGKILL>"},
+		{at(500), TimelineFault, "inject kill (instance 2) <SIGKILL>"},
 		{at(1000), TimelineRequest, "POST /v1/orders (no response)"},
-		{at(1500), TimelineFault, "restart instance 2"},
+		{at(1500), TimelineFault, "heal kill (instance 2)"},
 	}
 }
 
@@ -69,7 +69,7 @@ func TestHTMLEvidence(t *testing.T) {
 	wants := []struct{ in, name, want string }{
 		{failures, "finding", `<div class="finding v-fail" data-property="race" data-verdict="fail">`},
 		{failures, "heading", "<h3>1. race: leaves exactly one record per round</h3>"},
-		{failures, "location", "<p>At <code>suites/race.go:88</code></p>"},
+		{failures, "kinds", `<p class="kinds">Found: duplicate-record=1</p>`},
 		{failures, "failure", `<pre class="failure">round 3: expected 1 record, found 2</pre>`},
 		{failures, "repro", `<pre class="repro">retrysafe run --target targets/examples/reference.yaml --focus &#39;race&#39; --seed 42 --key k-fixed</pre>`},
 		{failures, "message", "two requests with key k-fixed were both processed"},
@@ -183,16 +183,16 @@ func TestHTMLTimeline(t *testing.T) {
 		name, want string
 		n          int
 	}{
-		{"summary", "<p>2 injected faults against 3 requests over 2.0s.</p>", 1},
+		{"summary", "<p>2 fault events (1 injected) against 3 requests over 2.0s.</p>", 1},
 		{"svg", `<svg role="img"`, 1},
 		{"fault marks", `class="mark-fault"`, 2},
 		{"request marks", `class="mark-request"`, 3},
 		{"first request at the left end", `<rect class="mark-request" x="80" y="54"`, 1},
 		{"last request at the right end", `<rect class="mark-request" x="928" y="54"`, 1},
 		{"fault lane", `<rect class="mark-fault" x="292" y="14"`, 1},
-		{"escaped fault title", "<title>&#43;500ms kill instance 2 &lt;SIGKILL&gt;</title>", 1},
+		{"escaped fault title", "<title>&#43;500ms inject kill (instance 2) &lt;SIGKILL&gt;</title>", 1},
 		{"axis end", ">+2.0s</text>", 1},
-		{"fault list", `<td class="num">+1.5s</td><td>restart instance 2</td>`, 1},
+		{"fault list", `<td class="num">+1.5s</td><td>heal kill (instance 2)</td>`, 1},
 	}
 	for _, tt := range tests {
 		if n := strings.Count(section, tt.want); n != tt.n {

@@ -68,7 +68,7 @@ func TestJSONFields(t *testing.T) {
 		{"target.instances", len(doc["target"].(map[string]any)["instances"].([]any)), 2},
 		{"race.duration_seconds", race["duration_seconds"], 8.1},
 		{"race.figures", race["figures"].(map[string]any)["arrival_spread_p50"], "1.2ms"},
-		{"spec.location", spec["location"], "suites/race.go:88"},
+		{"spec.anomalies", spec["anomalies"].([]any)[0].(map[string]any)["kind"], "duplicate-record"},
 		{"evidence.diff_paths", ev["diff_paths"].([]any)[0], "$.id"},
 		{"evidence.counts", ev["counts"].(map[string]any)["records(orders, alice)"], 2.0},
 	}

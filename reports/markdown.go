@@ -81,8 +81,8 @@ func mdFindings(b *strings.Builder, title string, fs []finding) {
 	fmt.Fprintf(b, "### %s\n\n", title)
 	for _, f := range fs {
 		fmt.Fprintf(b, "#### %d. %s: %s\n\n", f.N, mdText(f.Property.Name), mdText(f.Spec.Text))
-		if f.Spec.Location != "" {
-			fmt.Fprintf(b, "At %s:\n\n", mdCode(f.Spec.Location))
+		if len(f.Spec.Anomalies) > 0 {
+			fmt.Fprintf(b, "Found: %s\n\n", mdText(KindCounts(f.Spec.Anomalies)))
 		}
 		if f.Spec.Failure != "" {
 			mdBlock(b, "text", f.Spec.Failure)

@@ -44,7 +44,7 @@ func TestMarkdownFailureEvidence(t *testing.T) {
 	}
 	wants := []struct{ in, name, want string }{
 		{failures, "heading", "#### 1. race: leaves exactly one record per round\n"},
-		{failures, "location", "At `suites/race.go:88`:"},
+		{failures, "kinds", "Found: duplicate-record=1"},
 		{failures, "failure block", "```text\nround 3: expected 1 record, found 2\n```\n"},
 		{failures, "repro block", "```sh\nretrysafe run --target targets/examples/reference.yaml --focus 'race' --seed 42 --key k-fixed\n```\n"},
 		{failures, "details", "<details><summary>Evidence: 2 counts, 2 differing paths, 4 attempts</summary>\n\n"},

@@ -79,6 +79,8 @@ type Run struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// Properties are the selected properties, in the order they ran.
 	Properties []Property `json:"properties"`
+	// Faults are the nemesis's injects and heals, in the order they took effect.
+	Faults []FaultEvent `json:"faults,omitempty"`
 	// ExitCode is the process exit code of the run (0, 1, 2 or 3).
 	ExitCode int `json:"exit_code"`
 }
@@ -127,8 +129,11 @@ type Spec struct {
 	Verdict Verdict `json:"verdict"`
 	// Failure is the failure (or unknown, or skip) message.
 	Failure string `json:"failure,omitempty"`
-	// Location is where the failure happened, as file:line.
+	// Location is where the failure was detected, as file:line (JUnit keeps Ginkgo's; the
+	// harness no longer fills it: it is retrysafe's source, not the API's).
 	Location string `json:"location,omitempty"`
+	// Anomalies are what the spec's checker found, each with its kind; empty unless it failed.
+	Anomalies []Anomaly `json:"anomalies,omitempty"`
 	// Duration is the spec's run time (JSON: duration_seconds).
 	Duration time.Duration `json:"-"`
 	// Evidence supports a fail or unknown verdict; nil otherwise.

@@ -43,8 +43,9 @@ func sampleRun() *Run {
 					{Text: "never answers 5xx", Verdict: Pass, Duration: 4 * time.Second},
 					{
 						Text: "leaves exactly one record per round", Verdict: Fail,
-						Failure: "round 3: expected 1 record, found 2", Location: "suites/race.go:88",
-						Duration: 4100 * time.Millisecond,
+						Failure:   "round 3: expected 1 record, found 2",
+						Anomalies: []Anomaly{{Kind: KindDuplicateRecord, Op: "orders", Key: "k-fixed", Seqs: []int64{1, 2}, Message: "2 business records for one operation"}},
+						Duration:  4100 * time.Millisecond,
 						Evidence: &Evidence{
 							Message:   "two requests with key k-fixed were both processed",
 							Attempts:  []string{"#1 op=create\n> POST /orders\n< 201 Created", "#2 op=create\n< 201 Created", "#3 op=create\n< 201 Created", "#4 op=create\n< 201 Created"},

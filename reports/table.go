@@ -87,8 +87,8 @@ func termFindings(b *strings.Builder, title string, fs []finding) {
 	fmt.Fprintf(b, "\n%s\n", title)
 	for _, f := range fs {
 		fmt.Fprintf(b, "\n%d) %s: %s\n", f.N, termCell(f.Property.Name), termCell(f.Spec.Text))
-		if f.Spec.Location != "" {
-			fmt.Fprintf(b, "   at %s\n", termCell(f.Spec.Location))
+		if len(f.Spec.Anomalies) > 0 {
+			fmt.Fprintf(b, "   found: %s\n", termCell(KindCounts(f.Spec.Anomalies)))
 		}
 		if f.Spec.Failure != "" {
 			b.WriteString(termBlock(f.Spec.Failure, "   "))

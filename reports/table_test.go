@@ -61,7 +61,7 @@ func TestTableFailureEvidence(t *testing.T) {
 FAILURES
 
 1) race: leaves exactly one record per round
-   at suites/race.go:88
+   found: duplicate-record=1
    round 3: expected 1 record, found 2
    message:
      two requests with key k-fixed were both processed

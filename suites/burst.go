@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
@@ -13,19 +13,19 @@ import (
 // synchronisation on raw connections for http:// targets, else the barrier). Every request
 // asks for the server's arrival time (X-Retrysafe-Arrival; see ArrivalSpread). It goes
 // straight to the instances, never through a fault proxy.
-func (e *Env) Burst(op *Op, k int) []history.Attempt {
-	e.halt()
-	if e.raceMode() == RaceModeLastByte {
-		return e.lastByteBurst(op, k)
+func (s *S) Burst(op *Op, k int) []history.Attempt {
+	if s.raceMode() == RaceModeLastByte {
+		return s.lastByteBurst(op, k)
 	}
-	return e.barrierBurst(op, k)
+	return s.barrierBurst(op, k)
 }
 
 // barrierBurst is Burst in barrier mode. Requests are rendered and connections opened
 // beforehand; the goroutines are parked on a barrier and released together by closing a
 // channel.
-func (e *Env) barrierBurst(op *Op, k int) []history.Attempt {
-	ctx, cancel := e.ctx(3)
+func (s *S) barrierBurst(op *Op, k int) []history.Attempt {
+	e := s.Env
+	ctx, cancel := s.attemptCtx(3)
 	defer cancel()
 	n := len(e.Target.Instances)
 	for i := range e.Target.Instances {

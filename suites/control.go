@@ -1,7 +1,7 @@
 package suites
 
 import (
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/retrysafe/retrysafe/suites/check"
 )
 
 // control: deduplication is by key, not by body.
@@ -11,30 +11,25 @@ import (
 //
 // Catches: body-dedupe (requests deduplicated by body alone).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "control",
 		Must: `The same body sent with two different keys MUST be processed twice: two successes with
 different results and two business records.`,
 		Catches: []string{"body-dedupe"},
 		Needs:   []string{"operations", "operations[].observer (for the record count)"},
-		specs:   controlSpecs,
-	})
-}
-
-func controlSpecs(e *Env) {
-	for _, def := range e.Target.Operations {
-		It(sprintf("%s: the same body with two different keys gives two records", def.Name), func() {
-			op := e.NewOp(def)
-			other := op.WithKey(op.Key + "-b")
-			first := e.ok(op.Do(Send{Instance: 0}))
-			expectSuccess(first, "first key")
-			second := e.ok(other.Do(Send{Instance: 1}))
-			expectSuccess(second, "second key, same body")
-			if def.Observer == nil && len(CompareBodies(first.RespBody, second.RespBody, e.Target.Profile.Ignore)) == 0 {
-				// Without an observer, an identical answer is the only sign of body dedupe.
-				Fail(sprintf("the second key got the first key's answer:\n%s", second))
-			}
-			e.expectRecords(op, 2)
-		})
 	}
+	p.specs = func(e *Env) []*Spec {
+		var out []*Spec
+		for _, def := range e.Target.Operations {
+			out = append(out, p.spec(sprintf("%s: the same body with two different keys gives two records", def.Name), func(s *S) check.Result {
+				op := s.NewOp(def)
+				other := op.WithKey(s.keyFor(def, s.next()))
+				first := op.Do(Send{Instance: 0})
+				second := other.Do(Send{Instance: 1})
+				return check.Control(first, second, op.Count(), s.Target.Profile)
+			}))
+		}
+		return out
+	}
+	register(p)
 }

@@ -2,17 +2,14 @@ package suites
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
 	"math/rand/v2"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/retrysafe/retrysafe/suites/history"
-	"github.com/retrysafe/retrysafe/targets"
 )
 
 // crash-under-load (Jepsen-style): concurrent operations with retries run while the harness,
@@ -27,7 +24,7 @@ import (
 // Catches: split-write (record and key completion in two transactions: a kill between them
 // makes the retry execute again).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "crash-under-load",
 		Must: `Under concurrent load with retries and at least five SIGKILLs and restarts (each with
 operations in flight), no operation MAY have two records, every operation acknowledged with a 2xx
@@ -44,8 +41,12 @@ MUST have exactly one, and no key MAY stay stuck past the lock timeout.`,
 			}
 			return ""
 		},
-		specs: crashLoadSpecs,
-	})
+	}
+	p.specs = func(e *Env) []*Spec {
+		return []*Spec{p.spec(sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation", crashKills),
+			func(s *S) check.Result { return s.crashUnderLoad() })}
+	}
+	register(p)
 }
 
 // Shape of the crash-under-load run.
@@ -58,70 +59,80 @@ const (
 // loadOp is one operation of the crash-under-load history.
 type loadOp struct {
 	op    *Op
-	acked bool      // got a 2xx
-	first time.Time // when its first attempt was sent
+	acked bool // got a 2xx
 }
 
 // crashRun is the state of one crash-under-load run.
 type crashRun struct {
-	e        *Env
+	s        *S
 	rng      *rand.Rand
 	mu       sync.Mutex
 	ops      []*loadOp
 	inflight map[string]int       // key -> attempts in flight
 	since    map[string]time.Time // key -> when its oldest attempt in flight started
 	stop     atomic.Bool
-	kills    []string // what the nemesis did, for the evidence
 }
 
-func crashLoadSpecs(e *Env) {
-	It(sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation (seed %d)", crashKills, e.Settings.Seed), func() {
-		cr := &crashRun{e: e, rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0xc4a5)), inflight: map[string]int{}, since: map[string]time.Time{}}
-		cr.storageLatency(true)
-		var wg sync.WaitGroup
-		for w := range crashWorkers {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				cr.worker(w)
-			}()
+// crashUnderLoad runs the load, the nemesis and the completion, and checks the history.
+func (s *S) crashUnderLoad() check.Result {
+	cr := &crashRun{s: s, rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xc4a5)), inflight: map[string]int{}, since: map[string]time.Time{}}
+	from := int64(s.History.Len())
+	if st := s.Faults.Storage; st != nil {
+		latency := st.Latency(5 * time.Millisecond)
+		if err := s.inject(latency); err != nil {
+			return unknownf("%v", err)
 		}
-		nemesisErr := cr.nemesis()
-		cr.stop.Store(true)
-		wg.Wait()
-		cr.storageLatency(false)
-		e.Client.CloseIdle()
-		for _, k := range cr.kills {
-			e.notef("%s", k)
+		defer s.heal(latency)
+	}
+	var wg sync.WaitGroup
+	for w := range crashWorkers {
+		wg.Go(func() { cr.worker(w) })
+	}
+	nemesisErr := cr.nemesis()
+	cr.stop.Store(true)
+	wg.Wait()
+	if st := s.Faults.Storage; st != nil {
+		if err := s.heal(st.Latency(5 * time.Millisecond)); err != nil {
+			return unknownf("%v", err)
 		}
-		if nemesisErr != nil {
-			Fail("nemesis: " + nemesisErr.Error())
-		}
-		cr.check()
-	})
+	}
+	s.Client.CloseIdle()
+	if nemesisErr != nil {
+		return unknownf("the nemesis failed: %v", nemesisErr)
+	}
+	if s.ctx.Err() != nil {
+		return unknownf("interrupted")
+	}
+	deadline := time.Now().Add(s.Target.LockTimeout + crashMargin)
+	counts := map[string]check.Count{}
+	for _, lo := range cr.ops {
+		cr.complete(lo, deadline)
+	}
+	for _, lo := range cr.ops {
+		counts[lo.op.Key] = lo.op.countQuiet()
+	}
+	s.notef("%d operations, %d kills, schedule seed %d", len(cr.ops), crashKills, s.Settings.Seed)
+	return check.CrashUnderLoad(check.CrashLoad{
+		Attempts: s.History.After(from), Counts: counts, Events: s.History.Events(),
+		LockTimeout: s.Target.LockTimeout, Retention: s.Target.Retention, CheckedAt: time.Now(),
+	}, s.Target.Profile)
 }
 
 // worker runs operations until stopped: mostly fresh ones, sometimes a retry of an earlier
 // operation that has not been acknowledged yet.
 func (cr *crashRun) worker(w int) {
-	defs := cr.e.observed()
-	for i := 0; !cr.stop.Load(); i++ {
+	defs := cr.s.observed()
+	for i := 0; !cr.stop.Load() && cr.s.ctx.Err() == nil; i++ {
 		lo := cr.pick(defs, w, i)
 		if lo == nil {
 			return
 		}
 		cr.begin(lo.op.Key)
-		cr.mu.Lock()
-		if lo.first.IsZero() {
-			lo.first = time.Now()
-		}
-		cr.mu.Unlock()
-		ctx, cancel := context.WithTimeout(cr.e.done, 2*time.Second)
+		ctx, cancel := context.WithTimeout(cr.s.ctx, 2*time.Second)
 		a := lo.op.DoCtx(ctx, Send{Instance: -1})
 		cancel()
 		cr.end(lo.op.Key)
-		if a.Outcome == history.OK && a.Status >= 200 && a.Status < 300 {
+		if succeeded(a) {
 			cr.mu.Lock()
 			lo.acked = true
 			cr.mu.Unlock()
@@ -145,8 +156,8 @@ func (cr *crashRun) pick(defs []*targets.Operation, w, i int) *loadOp {
 	if len(cr.ops) >= crashMaxOps {
 		return nil
 	}
-	lo := &loadOp{op: cr.e.NewOp(defs[(w+i)%len(defs)])}
-	if ts := cr.e.Target.Tenants; len(ts) > 1 {
+	lo := &loadOp{op: cr.s.NewOp(defs[(w+i)%len(defs)])}
+	if ts := cr.s.Target.Tenants; len(ts) > 1 {
 		lo.op.Tenant = ts[(w+i)%len(ts)]
 	}
 	cr.ops = append(cr.ops, lo)
@@ -183,145 +194,75 @@ func (cr *crashRun) inFlight(minAge time.Duration) []string {
 // and completion rather than before anything happened.
 const killAge = 15 * time.Millisecond
 
-// nemesis kills and restarts instances on the seeded schedule, each time with operations
-// in flight, and resets the storage link once midway when one is declared.
+// nemesis kills and restarts instances through the nemesis on the seeded schedule, each time
+// with operations in flight, and resets the storage link once midway when one is declared. Its
+// events go into the history, where the checker finds which kills hit which operations.
 func (cr *crashRun) nemesis() error {
-	c := cr.e.Faults.Cluster
+	s := cr.s
+	c := s.Faults.Cluster
 	for k := 1; k <= crashKills; k++ {
-		cr.e.sleepUntil(time.Now().Add(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond))
+		if !s.sleepUntil(time.Now().Add(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond)) {
+			return nil
+		}
 		var keys []string
 		for wait := 0; wait < 500 && len(keys) == 0; wait++ {
 			if keys = cr.inFlight(killAge); len(keys) == 0 {
 				time.Sleep(time.Millisecond)
 			}
 		}
-		i := cr.rng.IntN(c.Size())
-		cr.e.halt() // no kill or restart once the run is over: nothing would stop the process
-		c.Kill(i)
-		cr.kills = append(cr.kills, sprintf("kill %d at %s: SIGKILL instance %d with %d operations in flight: %s",
-			k, time.Now().Format("15:04:05.000"), i, len(keys), strings.Join(firstN(keys, 8), ", ")))
-		if k == crashKills/2+1 {
-			cr.storageReset()
+		if s.ctx.Err() != nil {
+			return nil // no kill once the run is over: nothing would restart the process
 		}
-		cr.e.halt()
-		ctx, cancel := context.WithTimeout(cr.e.done, time.Minute)
-		err := c.Start(ctx, i)
-		cancel()
-		if err != nil {
-			cr.e.halt()
+		kill := c.KillFault(cr.rng.IntN(c.Size()))
+		if err := s.inject(kill); err != nil {
+			return err
+		}
+		s.notef("kill %d at %s with %d operations in flight: %s", k, time.Now().Format("15:04:05.000"), len(keys),
+			strings.Join(firstN(keys, 8), ", "))
+		if k == crashKills/2+1 {
+			if err := cr.storageReset(); err != nil {
+				return err
+			}
+		}
+		if err := s.heal(kill); err != nil {
 			return err
 		}
 	}
-	cr.e.sleepUntil(time.Now().Add(300 * time.Millisecond))
+	s.sleepUntil(time.Now().Add(300 * time.Millisecond))
 	return nil
 }
 
-// storageLatency adds (or heals) latency on the storage link when one is declared.
-func (cr *crashRun) storageLatency(on bool) {
-	s := cr.e.Faults.Storage
-	if s == nil {
-		return
-	}
-	ctx, cancel := cr.e.ctx(1)
-	defer cancel()
-	f := s.Latency(5 * time.Millisecond)
-	if on {
-		_ = cr.e.Faults.Nemesis.Inject(ctx, f)
-	} else {
-		_ = cr.e.Faults.Nemesis.Heal(ctx, f)
-	}
-}
-
 // storageReset cuts the storage link's connections once (when one is declared).
-func (cr *crashRun) storageReset() {
-	s := cr.e.Faults.Storage
-	if s == nil {
-		return
+func (cr *crashRun) storageReset() error {
+	st := cr.s.Faults.Storage
+	if st == nil {
+		return nil
 	}
-	ctx, cancel := cr.e.ctx(1)
-	defer cancel()
-	f := s.Reset()
-	if cr.e.Faults.Nemesis.Inject(ctx, f) == nil {
-		cr.kills = append(cr.kills, "storage link reset at "+time.Now().Format("15:04:05.000"))
-		time.Sleep(100 * time.Millisecond)
-		_ = cr.e.Faults.Nemesis.Heal(ctx, f)
+	f := st.Reset()
+	if err := cr.s.inject(f); err != nil {
+		return err
 	}
+	time.Sleep(100 * time.Millisecond)
+	return cr.s.heal(f)
 }
 
-// check retries every operation to completion, then counts records.
-func (cr *crashRun) check() {
-	e := cr.e
-	var problems []string
-	var bad []string
-	deadline := time.Now().Add(e.Target.LockTimeout + crashMargin)
-	for _, lo := range cr.ops {
-		if last := cr.complete(lo, deadline); last.Outcome != history.OK || e.Target.Profile.AcceptsInFlightStatus(last.Status) {
-			problems = append(problems, sprintf("key %s stuck: still %s %v after the load", lo.op.Key,
-				describeAnswer(last), e.Target.LockTimeout+crashMargin))
-			bad = append(bad, lo.op.Key)
-		}
-	}
-	for _, lo := range cr.ops {
-		n, err := lo.op.count(false)
-		switch {
-		case err != nil:
-			e.unknown("observer failed for %s: %v", lo.op.Ref, err)
-		case n > 1 && cr.expired(lo):
-			e.notef("key %s: %d records, but it was retried after the declared retention (a new request by then)", lo.op.Key, n)
-		case n > 1 || (lo.acked && n != 1):
-			e.noteCount(lo.op, n, nil)
-			problems = append(problems, sprintf("key %s (acknowledged: %v): %d records", lo.op.Key, lo.acked, n))
-			bad = append(bad, lo.op.Key)
-		}
-	}
-	e.notef("%d operations, %d kills", len(cr.ops), len(cr.kills))
-	if len(problems) > 0 {
-		e.keepKeys(firstN(bad, 6))
-		Fail(sprintf("%d of %d operations violated crash-under-load (seed %d):\n%s", len(problems), len(cr.ops),
-			e.Settings.Seed, strings.Join(firstN(problems, 20), "\n")))
-	}
-}
-
-// expired reports whether an operation was still being retried after the declared
-// retention, when a retry is legitimately a new request.
-func (cr *crashRun) expired(lo *loadOp) bool {
-	r := cr.e.Target.Retention
-	return r > 0 && cr.e.Target.Profile.Expired == targets.ExpiredNew && time.Since(lo.first) > r
-}
-
-// complete retries an unacknowledged operation until it answers 2xx or the deadline passes,
-// and returns its last answer (an acknowledged one is done: its answer is not asked again,
-// since a key past its retention would be processed as new).
-func (cr *crashRun) complete(lo *loadOp, deadline time.Time) history.Attempt {
+// complete retries an unacknowledged operation until it answers 2xx or the deadline passes (an
+// acknowledged one is done: it is not asked again, since a key past its retention would be
+// processed as new).
+func (cr *crashRun) complete(lo *loadOp, deadline time.Time) {
 	cr.mu.Lock()
 	acked := lo.acked
 	cr.mu.Unlock()
-	if acked {
-		return history.Attempt{Outcome: history.OK, Status: http.StatusOK}
-	}
-	for {
+	for !acked && cr.s.ctx.Err() == nil {
 		a := lo.op.Do(Send{Instance: -1})
-		if a.Outcome == history.OK && a.Status >= 200 && a.Status < 300 {
-			cr.mu.Lock()
-			lo.acked = true
-			cr.mu.Unlock()
-			return a
+		if succeeded(a) || time.Now().After(deadline) {
+			return
 		}
-		if time.Now().After(deadline) {
-			return a
-		}
-		time.Sleep(100 * time.Millisecond)
+		cr.s.sleepUntil(time.Now().Add(100 * time.Millisecond))
 	}
 }
 
-// describeAnswer says what an attempt got, for messages.
-func describeAnswer(a history.Attempt) string {
-	if a.Outcome != history.OK {
-		return "without an answer (" + a.Err + ")"
-	}
-	return sprintf("answered %d", a.Status)
-}
-
+// firstN returns the first n strings, and how many more there are.
 func firstN(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], sprintf("... and %d more", len(s)-n))

@@ -1,6 +1,9 @@
-// Package suites holds retrysafe's conformance properties: Ginkgo specs, one file per
-// property, that run against any API described by a target file and judge it by counting
-// the business records each operation left behind.
+// Package suites holds retrysafe's conformance properties, one file per property, that run
+// against any API a target file describes and judge it by counting the business records each
+// operation left behind. A Harness owns one run (its processes, proxies, sink and clean-up);
+// the specs of every property drive the target through the harness's client and nemesis and
+// hand what they observed to a pure checker (package suites/check). Two drivers run the same
+// specs: RunT from a team's own `go test`, and the Ginkgo driver of the CLI (suites/ginkgorun).
 package suites
 
 import (
@@ -8,13 +11,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
@@ -52,6 +54,9 @@ type Settings struct {
 	LoadRetryFraction float64
 	// LoadWorkers bounds the load property's concurrent hits (default 32).
 	LoadWorkers int
+	// MaxFields bounds the fields the mismatch property changes one by one per operation
+	// (default 32).
+	MaxFields int
 }
 
 func (s *Settings) defaults() {
@@ -96,16 +101,20 @@ func (s *Settings) defaults() {
 	if s.LoadWorkers <= 0 {
 		s.LoadWorkers = DefaultLoadWorkers
 	}
+	if s.MaxFields <= 0 {
+		s.MaxFields = DefaultMaxFields
+	}
 }
 
-// Env is what the properties run against: the target, the harness's client and the
-// history of every attempt.
+// Env is what the properties run against: the target, the harness's client, the history of
+// every attempt and fault, and the faults the target allows. A Harness makes one (Harness.Env).
 type Env struct {
 	Target   *targets.Target
 	Client   *httpclient.Client
 	History  *history.History
 	Settings Settings
-	// Faults are the faults the target allows (nil: none; the fault properties skip).
+	// Faults are the faults the target allows: always a nemesis and the embedded Toxiproxy;
+	// a sink, a cluster and a storage proxy when the target file declares them.
 	Faults *Faults
 
 	observer *http.Client
@@ -113,22 +122,19 @@ type Env struct {
 	rngMu    sync.Mutex
 	rng      *rand.Rand
 
-	evMu    sync.Mutex
-	current *Evidence // evidence of the spec that is running (specs run one at a time)
+	race raceStats // arrival spreads of the race property's bursts
 
-	race      raceStats // arrival spreads of the race property's bursts
-	reportDir string    // where properties write files (RunOptions.ReportDir); "" = nowhere
-
-	// done is cancelled by Close: every attempt still running ends, and a spec body that
-	// Ginkgo abandoned (after an interrupt or the run's deadline) stops at its next step.
+	// done ends with Close: every attempt still running ends.
 	done  context.Context
 	close context.CancelFunc
 }
 
-// NewEnv prepares a target for a run.
-func NewEnv(t *targets.Target, s Settings) *Env {
+// newEnv prepares a target for a run (the Harness owns it).
+func newEnv(t *targets.Target, s Settings) *Env {
 	s.defaults()
-	h := history.New(history.NewRedactor(t.SecretValues(), t.SecretHeaders()))
+	r := history.NewRedactor(t.SecretValues(), t.SecretHeaders())
+	r.Public(t.PublicValues()...)
+	h := history.New(r)
 	e := &Env{
 		Target:   t,
 		History:  h,
@@ -162,32 +168,6 @@ func (e *Env) intn(n int) int {
 
 // next returns the next sequence number of the run.
 func (e *Env) next() int64 { return e.seq.Add(1) }
-
-// ctx returns a context bounded by the attempt timeout times n.
-func (e *Env) ctx(n int) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(e.done, time.Duration(n)*e.Settings.AttemptTimeout)
-}
-
-// halt ends the calling goroutine, quietly, once the environment is closed. Ginkgo does not
-// stop a spec body when the run is interrupted or passes its deadline: it abandons it and
-// moves on. Such a body must neither keep sending nor report into a later run (Ginkgo's
-// Fail, Skip and Expect act on package globals), so it calls halt before each step.
-func (e *Env) halt() {
-	if e.done.Err() != nil {
-		runtime.Goexit()
-	}
-}
-
-// sleepUntil waits until t, or halts when the environment is closed first.
-func (e *Env) sleepUntil(t time.Time) {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-e.done.Done():
-		e.halt()
-	}
-}
 
 // defaultTenant is the tenant most specs act as (nil when the target declares none).
 func (e *Env) defaultTenant() *targets.Tenant {

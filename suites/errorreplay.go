@@ -1,59 +1,92 @@
 package suites
 
 import (
-	. "github.com/onsi/ginkgo/v2"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
-// error-replay: the downstream provider fails once.
+// error-replay: the first attempt fails (the downstream provider fails once, or the target's
+// fail_next hook makes it fail).
 //
-// The target MUST follow its declared error policy on the retry: `replay` returns the
-// stored error without calling the provider again; `retry` executes again and ends with
-// exactly one record and one downstream effect.
+// The target MUST follow its declared error policy on the retry: `replay` returns the stored
+// error as it was first sent, without calling the provider again; `retry` executes again and
+// ends with exactly one record and one downstream effect. A key left answering the in-flight
+// status after the error for longer than the lock timeout (10s when none is declared) is stuck.
 //
-// Catches: no-error-cache (a 5xx is not stored: the retry calls the provider again).
+// Catches: no-error-cache (a 5xx is not stored: the retry calls the provider again),
+// stuck-after-error (the key stays in flight for ever), error-replay-differs (the replayed
+// error is not the original one).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "error-replay",
-		Must: `After the downstream provider failed once, the retry with the same key MUST follow the
-declared error policy: replay returns the stored error without a second downstream call; retry
-executes again and ends with one record and one downstream effect.`,
-		Catches: []string{"no-error-cache"},
-		Needs:   []string{"downstream", "profile.error_policy"},
+		Must: `After the first attempt failed (its downstream provider failed, or the fail_next hook made
+it fail), the retry with the same key MUST follow the declared error policy: replay returns the stored
+error as it was first sent, without a second downstream call; retry executes again and ends with one
+record and one downstream effect. The key MUST NOT stay in flight past the lock timeout.`,
+		Catches: []string{"no-error-cache", "stuck-after-error", "error-replay-differs"},
+		Needs:   []string{"downstream or hooks.fail_next", "profile.error_policy"},
 		Labels:  []string{"fault:downstream"},
+		Covers:  "the first operation",
 		applies: func(e *Env) string {
-			if e.Faults == nil || e.Faults.Sink == nil {
-				return "the target declares no downstream binding: nothing can make its provider fail"
+			if e.Faults.Sink == nil && !e.Target.Hooks.CanFail() {
+				return "the target declares neither a downstream binding nor a fail_next hook: nothing can make an attempt fail"
 			}
 			return ""
 		},
-		specs: errorReplaySpecs,
-	})
+	}
+	p.specs = func(e *Env) []*Spec {
+		def := e.Target.Operations[0]
+		return []*Spec{p.spec(sprintf("%s: after a failed attempt the retry follows the %s policy", def.Name, e.Target.Profile.ErrorPolicy),
+			func(s *S) check.Result {
+				op := s.NewOp(def)
+				first, err := s.failingAttempt(op)
+				if err != nil {
+					return unknownf("%v", err)
+				}
+				r := check.ErrorRetries{First: first}
+				if succeeded(first) || first.Status < 500 {
+					return check.ErrorReplay(r, s.Target.Profile)
+				}
+				r.Retries = s.eventually(op, s.stuckAfter(), func(a history.Attempt) bool {
+					return !s.Target.Profile.AcceptsInFlightStatus(a.Status) || s.Target.Profile.ErrorPolicy == targets.ErrorRetry && succeeded(a)
+				})
+				r.Records, r.Downstream = op.Count(), s.downstream(op)
+				return check.ErrorReplay(r, s.Target.Profile)
+			})}
+	}
+	register(p)
 }
 
-func errorReplaySpecs(e *Env) {
-	def := e.Target.Operations[0]
-	policy := e.Target.Profile.ErrorPolicy
-	It(sprintf("%s: after one downstream 5xx the retry follows the %s policy", def.Name, policy), func() {
-		op := e.NewOp(def)
-		e.Faults.Sink.FailNext(1, 503)
-		first := e.ok(op.Do(Send{Instance: 0}))
-		if first.Status < 500 {
-			e.unknown("the target did not report the downstream failure (status %d): the error policy cannot be observed", first.Status)
+// defaultLockTimeout is how long a key may stay in flight after an error when the target
+// declares no lock timeout.
+const defaultLockTimeout = 10 * time.Second
+
+// stuckAfter is how long a key may answer the in-flight status after an error.
+func (s *S) stuckAfter() time.Duration {
+	if lt := s.Target.LockTimeout; lt > 0 {
+		return lt + crashMargin
+	}
+	return defaultLockTimeout
+}
+
+// failingAttempt sends op's first attempt so that it fails: the sink fails its downstream call
+// (through the nemesis), or, without a sink, the fail_next hook is sent just before it.
+func (s *S) failingAttempt(op *Op) (history.Attempt, error) {
+	if s.Faults.Sink != nil {
+		fail := s.Faults.Sink.FailFault(1, 503)
+		if err := s.inject(fail); err != nil {
+			return history.Attempt{}, err
 		}
-		retry := e.ok(op.Do(Send{Instance: 1}))
-		calls, _ := e.Faults.sinkCalls(op.Ref)
-		e.notef("downstream calls for ref %s: %d", op.Ref, calls)
-		if policy == targets.ErrorRetry {
-			expectSuccess(retry, "the retry under the retry policy")
-			e.expectRecords(op, 1)
-			e.expectDownstreamEffects(op, 1)
-			return
-		}
-		e.expectSame(first, retry, "the retry under the replay policy")
-		if calls != 1 {
-			Fail(sprintf("the replay policy replays the stored error, but the provider was called %d times", calls))
-		}
-		e.expectRecords(op, 0)
-	})
+		a := op.Do(Send{Instance: 0})
+		return a, s.heal(fail)
+	}
+	hook := s.Faults.FailNextHook(0, op.Tenant, op.vars())
+	if err := s.inject(hook); err != nil {
+		return history.Attempt{}, err
+	}
+	a := op.Do(Send{Instance: 0})
+	return a, s.heal(hook)
 }

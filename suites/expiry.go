@@ -3,38 +3,42 @@ package suites
 import (
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
 // expiry: a key lives as long as the declared retention, no shorter and not for ever.
 //
-// The target MUST replay a retry sent at about half the declared retention, and MUST treat
-// a retry sent after the retention plus a margin as the profile declares: `new` (processed
-// again: a second record) or `reject` (the declared status, still one record).
+// The target MUST replay retries sent within the declared retention, and MUST treat a retry
+// sent after the retention plus a margin as the profile declares: `new` (processed again: a
+// second record) or `reject` (the declared status, still one record). A retention longer than
+// the run may wait is still checked from below: retries at growing delays up to --max-wait
+// must replay, and the expiry itself is reported as not reached.
 //
-// Catches: short-retention (keys expire early), no-expiry (keys never expire).
+// Catches: short-retention and forgets-early (keys expire early), no-expiry (keys never expire).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "expiry",
-		Must: `With a declared retention, a retry at about half the retention MUST replay; a retry after
-the retention plus a margin MUST get what the profile declares for an expired key (new: processed
-again, a second record; reject: the declared status, one record).`,
-		Catches: []string{"short-retention", "no-expiry"},
+		Must: `With a declared retention, retries within the retention MUST replay (checked at growing
+delays up to --max-wait when the retention is longer); a retry after the retention plus a margin MUST
+get what the profile declares for an expired key (new: processed again, a second record; reject: the
+declared status, one record).`,
+		Catches: []string{"short-retention", "forgets-early", "no-expiry"},
 		Needs:   []string{"retention", "profile.expired"},
 		Labels:  []string{"wait:retention"},
+		Covers:  "the first operation with an observer (waiting out a retention once is enough)",
 		applies: func(e *Env) string {
-			r := e.Target.Retention
-			switch {
-			case r <= 0:
+			if e.Target.Retention <= 0 {
 				return "the target declares no retention"
-			case r+expiryMargin(r) > e.Settings.MaxWait:
-				return sprintf("the declared retention %v plus a margin is longer than --max-wait %v", r, e.Settings.MaxWait)
 			}
 			return ""
 		},
-		specs: expirySpecs,
-	})
+	}
+	p.specs = func(e *Env) []*Spec {
+		def := e.firstObserved()
+		return []*Spec{expiryWithinSpec(p, e, def), expiryAfterSpec(p, e, def)}
+	}
+	register(p)
 }
 
 // expiryMargin is how long after the retention the expired retry is sent.
@@ -42,34 +46,62 @@ func expiryMargin(retention time.Duration) time.Duration {
 	return max(time.Second, retention/5)
 }
 
-func expirySpecs(e *Env) {
-	def := e.Target.Operations[0]
-	if obs := e.observed(); len(obs) > 0 {
-		def = obs[0]
-	}
+// expiryReached reports whether the run may wait out the retention.
+func expiryReached(e *Env) bool {
 	r := e.Target.Retention
-	It(sprintf("%s: a retry at half the retention (%v) replays; after %v it is %s", def.Name, r/2, r+expiryMargin(r),
-		e.Target.Profile.Expired), func() {
-		op := e.NewOp(def)
-		first := e.ok(op.Do(Send{Instance: 0}))
-		expectSuccess(first, "first answer")
-		created := first.End
-		e.sleepUntil(created.Add(r / 2))
-		half := e.ok(op.Do(Send{Instance: 1}))
-		e.expectSame(first, half, "the retry at half the retention")
-		e.expectRecords(op, 1)
-		e.sleepUntil(first.Start.Add(r + expiryMargin(r)))
-		late := e.ok(op.Do(Send{Instance: 2}))
-		if e.Target.Profile.Expired == targets.ExpiredReject {
-			expectStatus(late, e.Target.Profile.ExpiredStatus, "the retry after the retention")
-			e.expectRecords(op, 1)
-			return
+	return r+expiryMargin(r) <= e.Settings.MaxWait
+}
+
+// withinDelays are the delays after the first send at which the lower-bound spec retries: half
+// the retention when the run waits it out, else growing delays (as providers back off) up to
+// --max-wait.
+func withinDelays(e *Env) []time.Duration {
+	r, wait := e.Target.Retention, e.Settings.MaxWait
+	if expiryReached(e) {
+		return []time.Duration{r / 2}
+	}
+	var out []time.Duration
+	for _, d := range []time.Duration{2 * time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second,
+		time.Minute, 2 * time.Minute, 5 * time.Minute} {
+		if d < wait && d < r {
+			out = append(out, d)
 		}
-		expectSuccess(late, "the retry after the retention")
-		if len(Compare(first, late, e.Target.Profile)) == 0 {
-			Fail(sprintf("the retry after the retention (%v + %v) replayed the first answer: the key did not expire:\n%s",
-				r, expiryMargin(r), late))
+	}
+	return append(out, min(wait, r/2))
+}
+
+func expiryWithinSpec(p *Property, e *Env, def *targets.Operation) *Spec {
+	delays := withinDelays(e)
+	return p.spec(sprintf("%s: retries %v after the first send, within the retention (%v), replay",
+		def.Name, delays, e.Target.Retention), func(s *S) check.Result {
+		op := s.NewOp(def)
+		first := op.Do(Send{Instance: 0})
+		var retries []check.Retry
+		for i, d := range delays {
+			if !succeeded(first) || !s.sleepUntil(first.Start.Add(d)) {
+				break
+			}
+			a := op.Do(Send{Instance: i + 1})
+			retries = append(retries, check.Retry{After: time.Since(first.Start), Attempt: a, Records: op.Count()})
 		}
-		e.expectRecords(op, 2)
+		return check.ExpiryWithin(first, retries, s.Target.Retention, s.Target.Profile)
+	})
+}
+
+func expiryAfterSpec(p *Property, e *Env, def *targets.Operation) *Spec {
+	r := e.Target.Retention
+	text := sprintf("%s: a retry %v after the first send is %s", def.Name, r+expiryMargin(r), e.Target.Profile.Expired)
+	if !expiryReached(e) {
+		return &Spec{Property: p, Text: text, Skip: sprintf("not reached: the declared retention %v plus a margin is longer than --max-wait %v",
+			r, e.Settings.MaxWait)}
+	}
+	return p.spec(text, func(s *S) check.Result {
+		op := s.NewOp(def)
+		first := op.Do(Send{Instance: 0})
+		if !succeeded(first) || !s.sleepUntil(first.Start.Add(r+expiryMargin(r))) {
+			return check.ExpiryAfter(first, check.Retry{}, r, s.Target.Profile)
+		}
+		late := op.Do(Send{Instance: 1})
+		return check.ExpiryAfter(first, check.Retry{After: time.Since(first.Start), Attempt: late, Records: op.Count()}, r, s.Target.Profile)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"sync"
 	"time"
 
@@ -29,13 +30,16 @@ type Faults struct {
 	proxies map[int]*faults.Proxy
 }
 
-// SetUpFaults prepares the faults a target allows: the downstream sink, the storage proxy,
-// and, for a target with a lifecycle, its running instances (started here, bound to the
-// sink and the proxy). procs tracks the processes so that the caller can reap them.
-func SetUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes) (*Faults, error) {
-	f := NewFaults(t)
+// setUpFaults prepares the faults a target allows: the downstream sink (sink, when the caller
+// made one, is adopted), the storage proxy, and, for a target with a lifecycle, its running
+// instances (started here, bound to the sink and the proxy). procs tracks the processes so that
+// the caller can reap them.
+func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes, sink *faults.Sink) (*Faults, error) {
+	f := newFaults(t)
 	var sinkURL, storage string
-	if d := t.Downstream; d != nil {
+	if sink != nil {
+		f.Sink, sinkURL = sink, sink.URL()
+	} else if d := t.Downstream; d != nil {
 		listen := d.Listen
 		if listen == "" {
 			listen = "127.0.0.1:0"
@@ -69,9 +73,8 @@ func SetUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes
 	return f, nil
 }
 
-// NewFaults returns a fault kit with only a nemesis (network faults start on first use); the
-// caller may set the sink, cluster and storage proxy it prepared itself.
-func NewFaults(t *targets.Target) *Faults {
+// newFaults returns a fault kit with only a nemesis (network faults start on first use).
+func newFaults(t *targets.Target) *Faults {
 	return &Faults{Nemesis: faults.NewNemesis(), t: t, proxies: map[int]*faults.Proxy{}}
 }
 
@@ -137,19 +140,36 @@ func (f *Faults) Close() error {
 	return errors.Join(errs...)
 }
 
-// sinkCalls returns the downstream calls the target made for one ref (answered and held)
-// and the distinct downstream keys among them.
-func (f *Faults) sinkCalls(ref string) (calls int, keys []string) {
+// downstream returns what the sink saw of one ref: its calls (answered and held), their
+// distinct downstream keys and the effects performed. Not taken without a sink.
+func (f *Faults) downstream(ref string) check.Downstream {
+	if f == nil || f.Sink == nil {
+		return check.Downstream{}
+	}
+	d := check.Downstream{Taken: true, Effects: f.Sink.EffectsForRef(ref)}
 	seen := map[string]bool{}
 	for _, c := range append(f.Sink.CallsFor(ref), f.Sink.Held()...) {
 		if c.Ref != ref {
 			continue
 		}
-		calls++
+		d.Calls++
 		if !seen[c.Key] {
 			seen[c.Key] = true
-			keys = append(keys, c.Key)
+			d.Keys = append(d.Keys, c.Key)
 		}
 	}
-	return calls, keys
+	return d
+}
+
+// FailNextHook returns the target's fail_next hook as a fault: injecting it sends the hook's
+// request to instance i (as tenant tn), so that the instance's next attempt fails; healing does
+// nothing (the attempt used it up).
+func (f *Faults) FailNextHook(i int, tn *targets.Tenant, v targets.Vars) faults.Fault {
+	in := &f.t.Instances[i]
+	return faults.Func(faults.KindFailNext, fmt.Sprintf("instance %d", i), fmt.Sprintf("fail_next hook on instance %d", i),
+		func(ctx context.Context) error {
+			hc := f.t.ObserverClient(10*time.Second, 0)
+			defer hc.CloseIdleConnections()
+			return f.t.SendFailNext(ctx, hc, in, tn, v)
+		}, nil)
 }

@@ -3,7 +3,7 @@ package suites
 import (
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -17,77 +17,78 @@ import (
 //
 // Catches: truncated-key (long keys silently cut, so keys with a common prefix collide).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "keys",
 		Must: `A missing key, an empty key and a key one character over the limit MUST get the profile's
-status and leave no record; a key at the limit MUST work, and two keys at the limit that differ only in
-their last character MUST be two operations; every declared key form MUST work, and the quoted and bare
-forms of one key MUST be the same key.`,
+status and leave no record (never a 5xx); a key at the limit MUST work, and two keys at the limit that
+differ only in their last character MUST be two operations; every declared key form MUST work, and the
+quoted and bare forms of one key MUST be the same key.`,
 		Catches: []string{"truncated-key"},
 		Needs:   []string{"profile.missing_key_status", "profile.empty_key_status", "profile.max_key_length", "profile.key_forms"},
-		specs:   keysSpecs,
-	})
+		Covers:  "the first operation with an observer (keys are handled the same on every operation)",
+	}
+	p.specs = func(e *Env) []*Spec { return keysSpecs(p, e) }
+	register(p)
 }
 
-func keysSpecs(e *Env) {
-	p := e.Target.Profile
-	def := e.Target.Operations[0]
-	if obs := e.observed(); len(obs) > 0 {
-		def = obs[0]
+func keysSpecs(p *Property, e *Env) []*Spec {
+	pr := e.Target.Profile
+	def := e.firstObserved()
+	var out []*Spec
+	rejected := func(text string, want targets.StatusSet, what string, send func(op *Op) *Op, mode targets.KeyMode) {
+		out = append(out, p.spec(text, func(s *S) check.Result {
+			op := s.NewOp(def)
+			a := send(op).Do(Send{Key: mode})
+			return check.KeyRejected(a, op.Count(), want, what, s.Target.Profile)
+		}))
 	}
-	if p.RequiresKey() {
-		It(sprintf("%s: a request without a key gets %d and leaves no record", def.Name, p.MissingKeyStatus), func() {
-			op := e.NewOp(def)
-			expectStatus(e.ok(op.Do(Send{Key: targets.KeyMode{Omit: true}})), p.MissingKeyStatus, "missing key")
-			e.expectRecords(op, 0)
-		})
+	same := func(op *Op) *Op { return op }
+	if pr.RequiresKey() {
+		rejected(sprintf("%s: a request without a key gets %s and leaves no record", def.Name, pr.MissingKeyStatus),
+			pr.MissingKeyStatus, "a request without a key", same, targets.KeyMode{Omit: true})
 	}
-	It(sprintf("%s: an empty key gets %d and leaves no record", def.Name, p.EmptyKeyStatus), func() {
-		op := e.NewOp(def)
-		empty := ""
-		expectStatus(e.ok(op.Do(Send{Key: targets.KeyMode{Raw: &empty}})), p.EmptyKeyStatus, "empty key")
-		e.expectRecords(op, 0)
-	})
-	if p.MaxKeyLength <= 0 {
-		return
+	empty := ""
+	rejected(sprintf("%s: an empty key gets %s", def.Name, pr.EmptyKeyStatus), pr.EmptyKeyStatus, "an empty key", same,
+		targets.KeyMode{Raw: &empty})
+	if pr.MaxKeyLength > 0 {
+		n := pr.MaxKeyLength
+		rejected(sprintf("%s: a key of %d characters gets %s and leaves no record", def.Name, n+1, pr.LongKeyStatus),
+			pr.LongKeyStatus, sprintf("a key of %d characters", n+1),
+			func(op *Op) *Op { return op.WithKey(padKey(op.Key, n+1, 'x')) }, targets.KeyMode{})
+		text := sprintf("%s: two keys of %d characters that differ only in the last one are two operations", def.Name, n)
+		if f := def.Key.Format; f.Fixed() {
+			out = append(out, &Spec{Property: p, Text: text, Skip: sprintf("key.format %s gives keys of a fixed shape: a key padded to the limit would not be one", f)})
+		} else {
+			out = append(out, p.spec(text, func(s *S) check.Result {
+				op := s.NewOp(def)
+				a := op.WithKey(padKey(op.Key, n-1, 'x') + "a")
+				b := op.WithKey(padKey(op.Key, n-1, 'x') + "b")
+				first := a.Do(Send{Instance: 0})
+				second := b.Do(Send{Instance: 1})
+				retry := a.Do(Send{Instance: 2})
+				return check.KeysAtLimit(first, second, retry, op.Count(), s.Target.Profile)
+			}))
+		}
 	}
-	It(sprintf("%s: a key of %d characters gets %d and leaves no record", def.Name, p.MaxKeyLength+1, p.LongKeyStatus), func() {
-		op := e.NewOp(def)
-		long := op.WithKey(padKey(op.Key, p.MaxKeyLength+1, 'x'))
-		expectStatus(e.ok(long.Do(Send{})), p.LongKeyStatus, "over-long key")
-		e.expectRecords(op, 0)
-	})
-	It(sprintf("%s: two keys of %d characters that differ only in the last one are two operations", def.Name, p.MaxKeyLength), func() {
-		op := e.NewOp(def)
-		a := op.WithKey(padKey(op.Key, p.MaxKeyLength-1, 'x') + "a")
-		b := op.WithKey(padKey(op.Key, p.MaxKeyLength-1, 'x') + "b")
-		first := e.ok(a.Do(Send{Instance: 0}))
-		expectSuccess(first, "first key at the limit")
-		second := e.ok(b.Do(Send{Instance: 1}))
-		expectSuccess(second, "second key at the limit, same body")
-		e.expectRecords(op, 2)
-		e.expectSame(first, e.ok(a.Do(Send{Instance: 2})), "the retry of the first key at the limit")
-	})
 	forms := def.KeyForms()
 	for _, form := range forms {
-		It(sprintf("%s: the %s key form is accepted and replayed", def.Name, form), func() {
-			op := e.NewOp(def)
-			first := e.ok(op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: form}}))
-			expectSuccess(first, string(form)+" key")
-			e.expectSame(first, e.ok(op.Do(Send{Instance: 1, Key: targets.KeyMode{Form: form}})), "the retry with the %s key", form)
-			e.expectRecords(op, 1)
-		})
+		out = append(out, p.spec(sprintf("%s: the %s key form is accepted and replayed", def.Name, form), func(s *S) check.Result {
+			op := s.NewOp(def)
+			first := op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: form}})
+			again := op.Do(Send{Instance: 1, Key: targets.KeyMode{Form: form}})
+			return check.KeyForm(first, again, op.Count(), form, s.Target.Profile)
+		}))
 	}
 	if len(forms) > 1 {
-		It(sprintf("%s: the %s and %s forms of one key are the same key", def.Name, forms[0], forms[1]), func() {
-			op := e.NewOp(def)
-			first := e.ok(op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: forms[0]}}))
-			expectSuccess(first, string(forms[0])+" key")
-			e.expectSame(first, e.ok(op.Do(Send{Instance: 1, Key: targets.KeyMode{Form: forms[1]}})),
-				"the same key sent in the %s form", forms[1])
-			e.expectRecords(op, 1)
-		})
+		out = append(out, p.spec(sprintf("%s: the %s and %s forms of one key are the same key", def.Name, forms[0], forms[1]),
+			func(s *S) check.Result {
+				op := s.NewOp(def)
+				first := op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: forms[0]}})
+				other := op.Do(Send{Instance: 1, Key: targets.KeyMode{Form: forms[1]}})
+				return check.KeyFormsSame(first, other, op.Count(), forms[0], forms[1], s.Target.Profile)
+			}))
 	}
+	return out
 }
 
 // padKey pads (or cuts) a key to exactly n characters.

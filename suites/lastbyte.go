@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
@@ -61,13 +61,13 @@ type rawConn struct {
 // lastByteBurst sends k attempts of one operation with last-byte synchronisation and
 // records each in the history. Connections are dialled and every request but its final
 // byte written before the release.
-func (e *Env) lastByteBurst(op *Op, k int) []history.Attempt {
-	e.halt()
-	ctx, cancel := e.ctx(3)
+func (s *S) lastByteBurst(op *Op, k int) []history.Attempt {
+	e := s.Env
+	ctx, cancel := s.attemptCtx(3)
 	defer cancel()
 	rcs := make([]*rawConn, k)
 	for i := range rcs {
-		rc, err := e.prepareRaw(ctx, op, i)
+		rc, err := s.prepareRaw(ctx, op, i)
 		if err != nil {
 			return []history.Attempt{{Op: op.Def.Name, Key: op.Key, Outcome: history.Failed, Err: "build request: " + err.Error()}}
 		}
@@ -123,7 +123,7 @@ func (e *Env) lastByteBurst(op *Op, k int) []history.Attempt {
 }
 
 // prepareRaw renders attempt i of a burst and its wire form.
-func (e *Env) prepareRaw(ctx context.Context, op *Op, i int) (*rawConn, error) {
+func (s *S) prepareRaw(ctx context.Context, op *Op, i int) (*rawConn, error) {
 	req, meta, err := op.Build(ctx, Send{Instance: i})
 	if err != nil {
 		return nil, err

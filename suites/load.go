@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -30,7 +27,7 @@ import (
 // Catches: race (concurrent duplicates both execute), and two `--store memory` instances
 // behind one target (a retry that lands on the other instance executes again).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "load",
 		Must: `Under sustained concurrent load (fresh operations mixed with sequential retries and
 concurrent duplicates, across all instances, tenants and operations) every operation that got a 2xx
@@ -39,8 +36,27 @@ first; no answer MUST be a 5xx or a status other than 2xx, the in-flight status 
 		Catches: []string{"race", "two memory-store instances"},
 		Needs: []string{"operations", "operations[].observer (for the record counts)",
 			"instances (all are used)", "tenants (all are used)"},
-		specs: loadSpecs,
-	})
+	}
+	p.specs = func(e *Env) []*Spec {
+		st := e.Settings
+		return []*Spec{p.spec(sprintf("%d hits/s for %s, %.0f%% of them retries and concurrent duplicates: one record per operation, equal replays, no 5xx",
+			st.LoadRate, st.LoadDuration, 100*st.LoadRetryFraction), func(s *S) check.Result {
+			run := s.Load(st.LoadRate, st.LoadDuration)
+			s.figure(run.Figures())
+			if run.Plot != nil {
+				s.artefact(LoadPlotFile, run.Plot)
+			}
+			if run.Err != nil {
+				return unknownf("the load could not be generated: %v", run.Err)
+			}
+			countErr := ""
+			if len(run.CountErrors) > 0 {
+				countErr = run.CountErrors[0]
+			}
+			return run.Result.Judge(run.Uncounted, countErr)
+		})}
+	}
+	register(p)
 }
 
 // Defaults of the load property: a few seconds, for a CI runner with 2 cores.
@@ -52,38 +68,10 @@ const (
 )
 
 const (
-	loadCountWorkers  = 8  // concurrent observer requests after the attack
-	maxShownAnomalies = 20 // anomalies listed in a failure message
-	maxEvidenceKeys   = 6  // keys whose attempts a failure's evidence shows
-	loadPlotFile      = "load-latency.html"
+	loadCountWorkers = 8 // concurrent observer requests after the attack
+	// LoadPlotFile names the load property's latency plot among the run's artefacts.
+	LoadPlotFile = "load-latency.html"
 )
-
-func loadSpecs(e *Env) {
-	s := e.Settings
-	It(sprintf("%d hits/s for %s, %.0f%% of them retries and concurrent duplicates: one record per operation, equal replays, no 5xx",
-		s.LoadRate, s.LoadDuration, 100*s.LoadRetryFraction), func() {
-		run := e.Load(s.LoadRate, s.LoadDuration)
-		publishFigures(run.Figures())
-		res := run.Result
-		if len(res.Anomalies) > 0 {
-			e.keepKeys(anomalyKeys(res.Anomalies, maxEvidenceKeys))
-			Fail(sprintf("%d anomalies (%s) in %d operations, %d attempts under load:\n%s",
-				len(res.Anomalies), res.AnomalyCounts(), res.Ops, res.Attempts, anomalyLines(res.Anomalies)))
-		}
-		if run.Err != nil {
-			Fail("the load could not be generated: " + run.Err.Error())
-		}
-		if run.Uncounted > 0 {
-			e.unknown("the records of %d operations could not be counted, e.g. %s", run.Uncounted, run.CountErrors[0])
-		}
-		if res.Unknown*10 > res.Attempts {
-			e.unknown("%d of %d attempts got no answer", res.Unknown, res.Attempts)
-		}
-		if res.First.N == 0 {
-			Fail(sprintf("no operation succeeded under load (statuses %s)", res.StatusCounts()))
-		}
-	})
-}
 
 // LoadRun is one load run: what was sent and what the checker found in the history.
 type LoadRun struct {
@@ -102,9 +90,9 @@ type LoadRun struct {
 	Uncounted   int
 	CountErrors []string
 	// Result is the checker's verdict material.
-	Result *LoadResult
-	// Plot is the latency plot written (""= none); PlotErr why it could not be.
-	Plot    string
+	Result *check.LoadResult
+	// Plot is the latency plot (nil = none); PlotErr why it could not be rendered.
+	Plot    []byte
 	PlotErr error
 	// Err is set when the load could not be generated as planned.
 	Err error
@@ -115,54 +103,48 @@ type LoadRun struct {
 
 // Load drives the target for d at rate hits per second (0: as fast as Settings.LoadWorkers
 // concurrent hits go) with Vegeta, every attempt sent and recorded by the harness's client
-// (compactly: see history.Compact), then counts the records of every operation and checks
-// the history with CheckLoad. It writes the latency plot into the run's report folder.
-func (e *Env) Load(rate int, d time.Duration) *LoadRun {
-	run := e.LoadAttack(rate, d)
-	e.FinishLoad(run)
+// (compactly: see history.Compact), then counts the records of every operation, checks the
+// history with check.Load and renders the latency plot.
+func (s *S) Load(rate int, d time.Duration) *LoadRun {
+	run := s.LoadAttack(rate, d)
+	s.FinishLoad(run)
 	return run
 }
 
 // LoadAttack is the first half of Load: the attack alone, every attempt recorded.
-func (e *Env) LoadAttack(rate int, d time.Duration) *LoadRun {
-	e.halt()
-	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(e, e.Settings.LoadRetryFraction)}
-	run.from = e.attack(run, run.plan)
+func (s *S) LoadAttack(rate int, d time.Duration) *LoadRun {
+	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(s, s.Settings.LoadRetryFraction)}
+	run.from = s.attack(run, run.plan)
 	run.Fresh, run.Pairs, run.Retries = run.plan.hits()
 	return run
 }
 
 // FinishLoad is the second half of Load: it counts the records of every operation of the
-// attack, checks its history and writes the plot.
-func (e *Env) FinishLoad(run *LoadRun) {
+// attack, checks its history and renders the plot.
+func (s *S) FinishLoad(run *LoadRun) {
 	started := time.Now()
-	counts, errs, failed := e.countLoad(run.plan.operations())
+	counts, errs, failed := s.countLoad(run.plan.operations())
 	run.Counting, run.CountErrors, run.Uncounted = time.Since(started), errs, failed
 
 	started = time.Now()
-	run.Result = CheckLoad(e.History.After(run.from), counts, e.Target.Profile)
+	run.Result = check.Load(s.History.After(run.from), counts, s.Target.Profile)
 	run.Checking = time.Since(started)
-
-	if e.reportDir != "" {
-		path := filepath.Join(e.reportDir, loadPlotFile)
-		if run.PlotErr = writeLoadPlot(path, e.History.After(run.from), e.Target.Profile); run.PlotErr == nil {
-			run.Plot = path
-		}
-	}
+	run.Plot, run.PlotErr = loadPlot(s.History.After(run.from), s.Target.Profile)
 }
 
 // attack runs the Vegeta attack and returns the Seq after which its attempts are recorded.
-func (e *Env) attack(run *LoadRun, plan *loadPlan) (from int64) {
+func (s *S) attack(run *LoadRun, plan *loadPlan) (from int64) {
+	e := s
 	stop := e.History.Compact(LoadCompactOptions(e.Target.Profile))
 	defer stop()
 	from = int64(e.History.Len())
 	hc := &http.Client{
-		Transport:     &loadTransport{e: e, plan: plan},
+		Transport:     &loadTransport{s: s, plan: plan},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	w := uint64(e.Settings.LoadWorkers)
 	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
-	defer context.AfterFunc(e.done, func() { atk.Stop() })()
+	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
 	targeter := plan.targeter()
 	var targetErr error
 	var once sync.Once
@@ -193,7 +175,7 @@ func LoadCompactOptions(profile targets.Profile) history.CompactOptions {
 // harness's client (recorded, never re-sent behind the harness's back), and a concurrent
 // duplicate's twin goes out at the same moment.
 type loadTransport struct {
-	e    *Env
+	s    *S
 	plan *loadPlan
 }
 
@@ -207,12 +189,12 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if it == nil {
 		return nil, errors.New("retrysafe load: a hit without a plan item")
 	}
-	ctx := t.e.done // Client.DoBody bounds every attempt by the attempt timeout
+	ctx := t.s.ctx // Client.DoBody bounds every attempt by the attempt timeout
 	var twin sync.WaitGroup
 	if it.twin != nil {
-		twin.Go(func() { t.e.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
+		twin.Go(func() { t.s.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
 	}
-	a := t.e.Client.DoBody(ctx, it.req, it.body, it.meta)
+	a := t.s.Client.DoBody(ctx, it.req, it.body, it.meta)
 	twin.Wait()
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)
@@ -227,7 +209,7 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // countLoad counts the records of every operation that has an observer, a few at a time,
 // and returns the counts, the first few errors and the number of operations not counted.
-func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
+func (s *S) countLoad(ops []*Op) (map[string]int, []string, int) {
 	var (
 		mu     sync.Mutex
 		counts = make(map[string]int, len(ops))
@@ -239,8 +221,8 @@ func (e *Env) countLoad(ops []*Op) (map[string]int, []string, int) {
 	for range loadCountWorkers {
 		wg.Go(func() {
 			for op := range jobs {
-				ctx, cancel := e.ctx(2)
-				n, err := op.countCtx(ctx) // not count: a halted worker would leave the jobs unsent
+				ctx, cancel := s.attemptCtx(2)
+				n, err := op.countCtx(ctx)
 				cancel()
 				mu.Lock()
 				switch {
@@ -293,42 +275,16 @@ func (r *LoadRun) Figures() map[string]string {
 	}
 	for _, l := range []struct {
 		name string
-		lat  Latencies
+		lat  check.Latencies
 	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
 		if l.lat.N > 0 {
 			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = fmtDuration(l.lat.P50), fmtDuration(l.lat.P90), fmtDuration(l.lat.P99)
 		}
 	}
-	if r.Plot != "" {
-		f["plot"] = filepath.Base(r.Plot)
+	if r.Plot != nil {
+		f["plot"] = LoadPlotFile
 	} else if r.PlotErr != nil {
 		f["plot"] = "not written: " + r.PlotErr.Error()
 	}
 	return f
-}
-
-// anomalyKeys returns the first n distinct keys of the anomalies.
-func anomalyKeys(as []LoadAnomaly, n int) []string {
-	var keys []string
-	seen := map[string]bool{}
-	for _, a := range as {
-		if !seen[a.Key] && len(keys) < n {
-			seen[a.Key] = true
-			keys = append(keys, a.Key)
-		}
-	}
-	return keys
-}
-
-// anomalyLines lists the first anomalies, one a line.
-func anomalyLines(as []LoadAnomaly) string {
-	var b strings.Builder
-	for i, a := range as {
-		if i == maxShownAnomalies {
-			fmt.Fprintf(&b, "... and %d more\n", len(as)-i)
-			break
-		}
-		b.WriteString(a.String() + "\n")
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,6 +1,10 @@
 package suites
 
 import (
+	"context"
+	"fmt"
+
+	"github.com/retrysafe/retrysafe/reports"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -9,15 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
 // refEnv serves the reference API (memory store) on n instances, each with its own store,
-// and returns an environment against them.
-func refEnv(t *testing.T, m reference.Mutant, n int, s Settings) *Env {
+// and returns a session of a harness against them.
+func refEnv(t *testing.T, m reference.Mutant, n int, s Settings) *S {
 	t.Helper()
 	var urls []string
 	var internal atomic.Value // the first harness-internal header a server received
@@ -59,18 +63,20 @@ func refEnv(t *testing.T, m reference.Mutant, n int, s Settings) *Env {
 	if s.Seed == 0 {
 		s.Seed = 1
 	}
-	e := NewEnv(target, s)
-	t.Cleanup(e.Close)
-	return e
+	h, err := Open(context.Background(), target, WithSettings(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h.Env().Session(context.Background())
 }
 
 func TestLoadPassesTheCorrectAPI(t *testing.T) {
 	e := refEnv(t, reference.MutantNone, 1, Settings{})
-	e.reportDir = t.TempDir()
 	run := e.Load(100, time.Second)
 	res := run.Result
 	if run.Err != nil || len(res.Anomalies) > 0 || len(run.CountErrors) > 0 {
-		t.Fatalf("err %v, count errors %v, anomalies:\n%s", run.Err, run.CountErrors, anomalyLines(res.Anomalies))
+		t.Fatalf("err %v, count errors %v, anomalies:\n%s", run.Err, run.CountErrors, fmt.Sprint(res.Anomalies))
 	}
 	hits := run.Fresh + run.Pairs + run.Retries
 	if hits < 50 || run.Pairs == 0 || run.Retries == 0 {
@@ -91,7 +97,7 @@ func TestLoadPassesTheCorrectAPI(t *testing.T) {
 			t.Errorf("figure %s missing: %v", name, f)
 		}
 	}
-	if run.Plot == "" {
+	if run.Plot == nil {
 		t.Errorf("no plot written: %v", run.PlotErr)
 	}
 }
@@ -99,7 +105,7 @@ func TestLoadPassesTheCorrectAPI(t *testing.T) {
 func TestLoadCatchesTheRaceMutant(t *testing.T) {
 	e := refEnv(t, reference.MutantRace, 1, Settings{})
 	res := e.Load(100, time.Second).Result
-	if !strings.Contains(res.AnomalyCounts(), AnomalyDuplicate) {
+	if !strings.Contains(res.AnomalyCounts(), string(reports.KindDuplicateRecord)) {
 		t.Fatalf("no duplicate found in the race mutant: %s", res.AnomalyCounts())
 	}
 }
@@ -107,7 +113,7 @@ func TestLoadCatchesTheRaceMutant(t *testing.T) {
 func TestLoadCatchesTwoMemoryInstances(t *testing.T) {
 	e := refEnv(t, reference.MutantNone, 2, Settings{})
 	res := e.Load(100, time.Second).Result
-	if !strings.Contains(res.AnomalyCounts(), AnomalyDuplicate) {
+	if !strings.Contains(res.AnomalyCounts(), string(reports.KindDuplicateRecord)) {
 		t.Fatalf("no duplicate found across two memory instances: %s", res.AnomalyCounts())
 	}
 }

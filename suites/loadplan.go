@@ -31,7 +31,7 @@ const (
 // loadPlan is the generator of the load property: it decides what each Vegeta hit sends.
 // Its targeter is called from many goroutines.
 type loadPlan struct {
-	e      *Env
+	s      *S
 	retry  float64       // share of hits that repeat an operation
 	maxAge time.Duration // retries only of operations younger than this; 0 = any
 
@@ -56,9 +56,10 @@ type loadItem struct {
 	twinMeta httpclient.Meta
 }
 
-func newLoadPlan(e *Env, retry float64) *loadPlan {
+func newLoadPlan(s *S, retry float64) *loadPlan {
+	e := s.Env
 	p := &loadPlan{
-		e: e, retry: retry, items: map[uint64]*loadItem{},
+		s: s, retry: retry, items: map[uint64]*loadItem{},
 		rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0x10ad)),
 	}
 	if r := e.Target.Retention; r > 0 {
@@ -95,8 +96,8 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 // render renders one attempt of an operation on an instance: the request, the exact body
 // bytes it carries, and its labels for the history.
 func (p *loadPlan) render(op *Op, ins int) (*http.Request, []byte, httpclient.Meta, error) {
-	in := &p.e.Target.Instances[ins]
-	req, body, err := op.Def.Build(targets.BuildInput{Context: p.e.done, Instance: in, Tenant: op.Tenant, Vars: op.vars()})
+	in := &p.s.Target.Instances[ins]
+	req, body, err := op.Def.Build(targets.BuildInput{Context: p.s.ctx, Instance: in, Tenant: op.Tenant, Vars: op.vars()})
 	if err != nil {
 		return nil, nil, httpclient.Meta{}, err
 	}
@@ -111,7 +112,7 @@ func (p *loadPlan) render(op *Op, ins int) (*http.Request, []byte, httpclient.Me
 func (p *loadPlan) choose() (kind int, op *Op, ins, twinIns int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := len(p.e.Target.Instances)
+	n := len(p.s.Target.Instances)
 	ins = p.rng.IntN(n)
 	twinIns = (ins + 1) % n
 	r := p.rng.Float64()
@@ -136,13 +137,10 @@ func (p *loadPlan) choose() (kind int, op *Op, ins, twinIns int) {
 // newOp starts a fresh operation on a random declared operation, as a random tenant. Unlike
 // NewOp it does not add the key to the spec's evidence: a load run has thousands.
 func (p *loadPlan) newOp() *Op {
-	e := p.e
+	e := p.s
 	n := e.next()
-	op := &Op{
-		env: e, Def: e.Target.Operations[p.rng.IntN(len(e.Target.Operations))],
-		Key: fmt.Sprintf("%s-%04d", e.Settings.KeyPrefix, n),
-		Ref: fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n),
-	}
+	def := e.Target.Operations[p.rng.IntN(len(e.Target.Operations))]
+	op := &Op{s: p.s, Def: def, Key: e.keyFor(def, n), Ref: fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n)}
 	if ts := e.Target.Tenants; len(ts) > 0 {
 		op.Tenant = ts[p.rng.IntN(len(ts))]
 	}

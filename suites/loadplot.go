@@ -1,12 +1,12 @@
 package suites
 
 import (
+	"bytes"
 	"iter"
-	"os"
 	"sort"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"github.com/tsenart/vegeta/v12/lib/plot"
 )
@@ -20,10 +20,10 @@ const (
 	seriesNone     = "no answer"
 )
 
-// writeLoadPlot writes the latency of every attempt over time as one self-contained HTML
-// file (Vegeta's plot), one series per kind of answer: first executions, replays,
-// in-flight answers, other answers, and attempts without an answer.
-func writeLoadPlot(path string, attempts iter.Seq[history.Attempt], p targets.Profile) error {
+// loadPlot renders the latency of every attempt over time as one self-contained HTML file
+// (Vegeta's plot), one series per kind of answer: first executions, replays, in-flight
+// answers, other answers, and attempts without an answer.
+func loadPlot(attempts iter.Seq[history.Attempt], p targets.Profile) ([]byte, error) {
 	var results []vegeta.Result
 	var labels []string
 	succeeded := map[string]bool{}
@@ -60,17 +60,13 @@ func writeLoadPlot(path string, attempts iter.Seq[history.Attempt], p targets.Pr
 		plot.Label(func(r *vegeta.Result) string { return byOrder[r.Seq] }))
 	for _, i := range order {
 		if err := pl.Add(&results[i]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	pl.Close()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	var b bytes.Buffer
+	if _, err := pl.WriteTo(&b); err != nil {
+		return nil, err
 	}
-	if _, err := pl.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return b.Bytes(), nil
 }

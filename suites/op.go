@@ -7,17 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
 // Op is one logical operation of a spec: a declared operation with a fresh idempotency key
 // and a fresh {{.Ref}}, sent as one tenant. Every attempt of the Op carries the same key.
 type Op struct {
-	env    *Env
+	s      *S
 	Def    *targets.Operation
 	Key    string
 	Ref    string
@@ -25,17 +26,22 @@ type Op struct {
 }
 
 // NewOp starts a fresh operation of def as the default tenant.
-func (e *Env) NewOp(def *targets.Operation) *Op {
-	n := e.next()
+func (s *S) NewOp(def *targets.Operation) *Op {
+	n := s.next()
 	op := &Op{
-		env:    e,
+		s:      s,
 		Def:    def,
-		Key:    fmt.Sprintf("%s-%04d", e.Settings.KeyPrefix, n),
-		Ref:    fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n),
-		Tenant: e.defaultTenant(),
+		Key:    s.keyFor(def, n),
+		Ref:    fmt.Sprintf("rs-%s-%04d", s.Settings.RunID, n),
+		Tenant: s.defaultTenant(),
 	}
-	e.note(op)
+	s.noteKey(op.Key)
 	return op
+}
+
+// keyFor returns the run's n-th idempotency key in the format of def's keys (key.format).
+func (e *Env) keyFor(def *targets.Operation, n int64) string {
+	return def.Key.Format.Make(e.Settings.KeyPrefix, n)
 }
 
 // Again returns an operation with the same key, ref and tenant on another declared
@@ -43,7 +49,6 @@ func (e *Env) NewOp(def *targets.Operation) *Op {
 func (o *Op) Again(def *targets.Operation) *Op {
 	c := *o
 	c.Def = def
-	o.env.note(&c)
 	return &c
 }
 
@@ -51,7 +56,6 @@ func (o *Op) Again(def *targets.Operation) *Op {
 func (o *Op) As(t *targets.Tenant) *Op {
 	c := *o
 	c.Tenant = t
-	o.env.note(&c)
 	return &c
 }
 
@@ -59,7 +63,7 @@ func (o *Op) As(t *targets.Tenant) *Op {
 func (o *Op) WithKey(key string) *Op {
 	c := *o
 	c.Key = key
-	o.env.note(&c)
+	o.s.noteKey(key)
 	return &c
 }
 
@@ -73,10 +77,14 @@ type Send struct {
 	Variant bool
 	// Reformat sends the body with its fields reordered and other white space.
 	Reformat bool
+	// Body sends this body instead of the rendered one (a field-by-field variant).
+	Body []byte
 	// Key says how the key is sent (omitted, a form, a raw value).
 	Key targets.KeyMode
 	// Auth: "" = the op's tenant, "none" = no credentials, "unknown" = wrong credentials.
 	Auth string
+	// SlowMs makes the attempt take this many milliseconds through the target's slow hook.
+	SlowMs int64
 }
 
 func (o *Op) vars() targets.Vars {
@@ -87,26 +95,27 @@ func (o *Op) vars() targets.Vars {
 	return targets.Vars{Ref: o.Ref, Key: o.Key, Tenant: tenant}
 }
 
-// Do sends one attempt and returns it as recorded in the history.
+// Do sends one attempt, bounded by the attempt timeout, and returns it as recorded.
 func (o *Op) Do(s Send) history.Attempt {
-	ctx, cancel := o.env.ctx(1)
+	ctx, cancel := o.s.attemptCtx(1)
 	defer cancel()
 	return o.DoCtx(ctx, s)
 }
 
 // DoCtx is Do with a context.
 func (o *Op) DoCtx(ctx context.Context, s Send) history.Attempt {
-	o.env.halt()
 	req, meta, err := o.Build(ctx, s)
 	if err != nil {
-		return history.Attempt{Op: o.Def.Name, Key: o.Key, Outcome: history.Failed, Err: "build request: " + err.Error()}
+		now := time.Now()
+		return o.s.History.Add(history.Attempt{Op: o.Def.Name, Key: o.Key, Start: now, End: now,
+			Outcome: history.Failed, Err: "build request: " + err.Error()})
 	}
-	return o.env.Client.Do(ctx, req, meta)
+	return o.s.Client.Do(ctx, req, meta)
 }
 
 // Build renders the attempt's request without sending it.
 func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta, error) {
-	ins := o.env.instance(s.Instance)
+	ins := o.s.instance(s.Instance)
 	if s.Via != nil {
 		ins = s.Via
 	}
@@ -115,7 +124,8 @@ func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta,
 		tenant = o.badTenant(s.Auth)
 	}
 	req, body, err := o.Def.Build(targets.BuildInput{
-		Context: ctx, Instance: ins, Tenant: tenant, Vars: o.vars(), Variant: s.Variant, Key: s.Key,
+		Context: ctx, Instance: ins, Tenant: tenant, Vars: o.vars(), Variant: s.Variant, Key: s.Key, Body: s.Body,
+		SlowMs: s.SlowMs, Slow: o.slowHook(),
 	})
 	if err != nil {
 		return nil, httpclient.Meta{}, err
@@ -136,44 +146,56 @@ func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta,
 	return req, httpclient.Meta{Op: o.Def.Name, Key: o.Key, Tenant: name, Instance: ins.URL.Host}, nil
 }
 
-// badTenant returns the tenant to send as for Auth "none" (nil) or "unknown" (the op's
-// tenant headers with every value replaced).
+// badTenant returns the tenant to send as for Auth "none" (its identity headers alone) or
+// "unknown" (wrong credentials).
 func (o *Op) badTenant(auth string) *targets.Tenant {
-	if auth != "unknown" || o.Tenant == nil {
+	switch {
+	case o.Tenant == nil:
 		return nil
+	case auth == "unknown":
+		return o.s.Target.UnknownCaller(o.Tenant)
 	}
-	bad := &targets.Tenant{Name: "unknown", Headers: map[string]string{}}
-	for name, v := range o.Tenant.Headers {
-		if scheme, _, ok := strings.Cut(v, " "); ok {
-			bad.Headers[name] = scheme + " retrysafe-unknown-credential"
-		} else {
-			bad.Headers[name] = "retrysafe-unknown-credential"
-		}
-	}
-	return bad
+	return o.Tenant.WithoutCredentials()
 }
 
-// Count returns the number of business records of this operation's ref for its tenant.
-func (o *Op) Count() (int, error) { return o.count(true) }
+// Count counts the business records of this operation's ref for its tenant and notes the
+// count in the spec's evidence. An operation without an observer gives a count not taken.
+func (o *Op) Count() check.Count {
+	c := o.countQuiet()
+	if !c.Taken {
+		return c
+	}
+	name := fmt.Sprintf("records(%s, tenant %s, ref %s)", o.Def.Name, c.Tenant, o.Ref)
+	if c.Err != "" {
+		o.s.notef("%s: %s", name, c.Err)
+	} else {
+		o.s.noteCount(name, c.N)
+	}
+	return c
+}
 
-// count counts records, noting the count in the spec's evidence when asked.
-func (o *Op) count(note bool) (int, error) {
-	o.env.halt()
-	ctx, cancel := o.env.ctx(2)
+// countQuiet is Count without a note in the evidence (for runs that count hundreds).
+func (o *Op) countQuiet() check.Count {
+	c := check.Count{Op: o.Def.Name, Tenant: tenantName(o.Tenant), Ref: o.Ref, Key: o.Key}
+	if o.Def.Observer == nil {
+		return c
+	}
+	ctx, cancel := o.s.attemptCtx(2)
 	defer cancel()
 	n, err := o.countCtx(ctx)
-	if note {
-		o.env.noteCount(o, n, err)
+	c.Taken, c.N = true, n
+	if err != nil {
+		c.Err = err.Error()
 	}
-	return n, err
+	return c
 }
 
 // countCtx asks the observer; its error is redacted.
 func (o *Op) countCtx(ctx context.Context) (int, error) {
-	n, err := o.env.Target.CountRecords(ctx, o.Def, o.Tenant, o.vars(), o.env.observer)
+	n, err := o.s.Target.CountRecords(ctx, o.Def, o.Tenant, o.vars(), o.s.observer)
 	if err != nil {
 		// An observer's error quotes what it answered, which may echo the credentials it was sent.
-		err = errors.New(o.env.History.Redactor().String(err.Error()))
+		err = errors.New(o.s.History.Redactor().String(err.Error()))
 	}
 	return n, err
 }
@@ -192,4 +214,20 @@ func setBody(req *http.Request, body []byte) {
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.GetBody = nil
+}
+
+// tenantName is a tenant's name, "-" for none.
+func tenantName(t *targets.Tenant) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Name
+}
+
+// slowHook is the target's slow hook, or nil.
+func (o *Op) slowHook() *targets.SlowHook {
+	if h := o.s.Target.Hooks; h != nil {
+		return h.Slow
+	}
+	return nil
 }

@@ -3,10 +3,12 @@ package suites
 import (
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/retrysafe/retrysafe/suites/check"
 )
 
-// Property is one conformance property: a Ginkgo Describe labelled property:NAME.
+// Property is one conformance property: a MUST text, the mutants of the reference it exists to
+// catch, and the specs it yields for a target. Its specs carry the labels property:NAME plus
+// the property's own.
 type Property struct {
 	// Name is the property's name and its label's value.
 	Name string
@@ -18,20 +20,53 @@ type Property struct {
 	Needs []string
 	// Labels are extra labels (KEY:VALUE) besides property:NAME.
 	Labels []string
+	// Covers says which declared operations its specs cover when not every one ("" = each
+	// applicable operation); retrysafe list prints it.
+	Covers string
 	// applies says why the property does not apply to a target ("" = it applies).
 	applies func(*Env) string
-	// specs registers the property's specs (inside its Describe).
-	specs func(*Env)
+	// specs returns the property's specs for a target.
+	specs func(*Env) []*Spec
 }
 
-// properties is the registry, in the order in which they run and are listed.
+// Spec is one check of a property against one target: a text and a body that drives the target
+// (sends, counts, injects faults) and returns a checker's Result. A body forms no verdict of
+// its own.
+type Spec struct {
+	// Property is the property the spec belongs to.
+	Property *Property
+	// Text says what the spec checks, without the property's name.
+	Text string
+	// Skip says why the spec does not apply to this target ("" = it runs).
+	Skip string
+	// Index is the spec's position in the run order.
+	Index int
+
+	body func(*S) check.Result
+}
+
+// FullText is the property's name and the spec's text.
+func (sp *Spec) FullText() string { return sp.Property.Name + " " + sp.Text }
+
+// Labels are the spec's labels: its property's.
+func (sp *Spec) Labels() []string { return sp.Property.AllLabels() }
+
+// spec returns a spec of property p.
+func (p *Property) spec(text string, body func(*S) check.Result) *Spec {
+	return &Spec{Property: p, Text: text, body: body}
+}
+
+// order is the run order of the properties: the registry keeps it whatever the files' init
+// order is.
+var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
+	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay"}
+
+// properties is the registry, in run order.
 var properties []*Property
 
 // register adds a property (called from the init function of its file).
 func register(p *Property) {
 	properties = append(properties, p)
-	order := []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
-		"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay"}
 	rank := func(name string) int {
 		for i, n := range order {
 			if n == name {
@@ -64,46 +99,22 @@ func (p *Property) NotApplicable(e *Env) string {
 // MustText is the property's MUST statement on one line.
 func (p *Property) MustText() string { return strings.Join(strings.Fields(p.Must), " ") }
 
-// suiteText is the text of the one top-level container; with a single top-level container
-// Ginkgo keeps the properties in their registered order.
-const suiteText = "retrysafe"
+// NotApplicableText is the text of the one spec of a property that does not apply.
+const NotApplicableText = "does not apply to this target"
 
-// registerSpecs registers every property's Describe for one run.
-func registerSpecs(e *Env) {
-	Describe(suiteText, func() { registerProperties(e) })
-}
-
-func registerProperties(e *Env) {
+// Specs returns every property's specs for the environment's target, in run order: a property
+// that does not apply yields one skipped spec that says why.
+func (e *Env) Specs() []*Spec {
+	var out []*Spec
 	for _, p := range properties {
-		p := p
-		Describe(p.Name, Label(p.AllLabels()...), func() {
-			if reason := p.NotApplicable(e); reason != "" {
-				It("does not apply to this target", func() { Skip(reason) })
-				return
-			}
-			BeforeEach(func() { e.beginEvidence() })
-			AfterEach(func() {
-				if CurrentSpecReport().Failed() {
-					AddReportEntry(evidenceEntry, e.evidenceSnapshot(), ReportEntryVisibilityNever)
-				}
-			})
-			p.specs(e)
-		})
+		if reason := p.NotApplicable(e); reason != "" {
+			out = append(out, &Spec{Property: p, Text: NotApplicableText, Skip: reason})
+			continue
+		}
+		out = append(out, p.specs(e)...)
 	}
-}
-
-// Report entry names used between specs and the run.
-const (
-	evidenceEntry = "retrysafe-evidence"
-	unknownEntry  = "retrysafe-unknown"
-)
-
-// unknown ends the running spec without a verdict: the target's behaviour could not be
-// established (a timeout, a lost response). It is not a violation.
-func (e *Env) unknown(format string, args ...any) {
-	e.halt()
-	reason := sprintf(format, args...)
-	AddReportEntry(unknownEntry, reason, ReportEntryVisibilityNever)
-	AddReportEntry(evidenceEntry, e.evidenceSnapshot(), ReportEntryVisibilityNever)
-	Skip("unknown: " + reason)
+	for i, sp := range out {
+		sp.Index = i
+	}
+	return out
 }

@@ -1,8 +1,8 @@
 package suites
 
 import (
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // tenancy: keys are scoped to the caller.
@@ -15,49 +15,63 @@ import (
 // Catches: unscoped (keys are global), replay-without-auth (the stored response is looked
 // up before authentication).
 func init() {
-	register(&Property{
+	p := &Property{
 		Name: "tenancy",
 		Must: `Tenant B sending tenant A's key with an identical body MUST be processed as B's own request
 (B's record, never A's body; A keeps one record); a request with A's key and missing or unknown
 credentials MUST be rejected and MUST NOT receive A's stored response.`,
 		Catches: []string{"unscoped", "replay-without-auth"},
-		Needs:   []string{"tenants (two or more)"},
+		Needs:   []string{"tenants (two or more)", "auth (bearer, header or none)"},
 		applies: func(e *Env) string {
 			if len(e.Target.Tenants) < 2 {
 				return "the target declares fewer than two tenants"
 			}
 			return ""
 		},
-		specs: tenancySpecs,
-	})
+	}
+	p.specs = func(e *Env) []*Spec {
+		var out []*Spec
+		for _, def := range e.Target.Operations {
+			out = append(out, tenantScopeSpec(p, e, def))
+			for _, auth := range []string{"none", "unknown"} {
+				out = append(out, credentialsSpec(p, e, def, auth))
+			}
+		}
+		return out
+	}
+	register(p)
 }
 
-func tenancySpecs(e *Env) {
-	def := e.Target.Operations[0]
+func tenantScopeSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 	alice, bob := e.Target.Tenants[0], e.Target.Tenants[1]
-	It(sprintf("%s: %s's key sent by %s with the same body is %s's own request", def.Name, alice.Name, bob.Name, bob.Name), func() {
-		opA := e.NewOp(def)
-		opB := opA.As(bob)
-		first := e.ok(opA.Do(Send{Instance: 0}))
-		expectSuccess(first, alice.Name)
-		other := e.ok(opB.Do(Send{Instance: 1}))
-		expectSuccess(other, bob.Name+" with "+alice.Name+"'s key")
-		Expect(CompareBodies(first.RespBody, other.RespBody, e.Target.Profile.Ignore)).NotTo(BeEmpty(),
-			"%s received %s's stored response:\n%s", bob.Name, alice.Name, other)
-		e.expectRecords(opB, 1)
-		e.expectRecords(opA, 1)
-	})
-	for _, auth := range []string{"none", "unknown"} {
-		what := map[string]string{"none": "no", "unknown": "unknown"}[auth]
-		It(sprintf("%s: %s's key with %s credentials is rejected and never gets the stored response", def.Name, alice.Name, what), func() {
-			op := e.NewOp(def)
-			first := e.ok(op.Do(Send{Instance: 0}))
-			expectSuccess(first, alice.Name)
-			stranger := e.ok(op.Do(Send{Instance: 1, Auth: auth}))
-			Expect(CompareBodies(first.RespBody, stranger.RespBody, e.Target.Profile.Ignore)).NotTo(BeEmpty(),
-				"a request with %s credentials received %s's stored response:\n%s", auth, alice.Name, stranger)
-			expectRejected(stranger, auth+" credentials")
-			e.expectRecords(op, 1)
+	return p.spec(sprintf("%s: %s's key sent by %s with the same body is %s's own request", def.Name, alice.Name, bob.Name, bob.Name),
+		func(s *S) check.Result {
+			opA := s.NewOp(def)
+			opB := opA.As(bob)
+			first := opA.Do(Send{Instance: 0})
+			other := opB.Do(Send{Instance: 1})
+			want := 1
+			if def.Observer != nil && !def.Observer.PerTenant() {
+				want = 2 // the observer counts the shared ref across tenants
+			}
+			return check.TenantScope(first, other, opA.Count(), opB.Count(), want, want, s.Target.Profile)
 		})
+}
+
+func credentialsSpec(p *Property, e *Env, def *targets.Operation, auth string) *Spec {
+	alice := e.Target.Tenants[0]
+	what := map[string]string{"none": "no credentials", "unknown": "unknown credentials"}[auth]
+	text := sprintf("%s: %s's key with %s is rejected and never gets the stored response", def.Name, alice.Name, what)
+	if why := e.Target.CredentialSpecsSkip(); why != "" {
+		return &Spec{Property: p, Text: text, Skip: why}
 	}
+	return p.spec(text, func(s *S) check.Result {
+		op := s.NewOp(def)
+		first := op.Do(Send{Instance: 0})
+		if !succeeded(first) {
+			return check.Credentials(first, first, check.Count{}, what, s.Target.Profile)
+		}
+		stranger := op.Do(Send{Instance: 1, Auth: auth})
+		return check.Credentials(first, stranger, op.Count(), what, s.Target.Profile)
+	})
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 )
 
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
 func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.

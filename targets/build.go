@@ -41,6 +41,9 @@ type BuildInput struct {
 	Body []byte
 	// Context is the request's context; nil = context.Background().
 	Context context.Context
+	// Slow, with SlowMs > 0, makes the attempt slow through the target's slow hook.
+	Slow   *SlowHook
+	SlowMs int64
 }
 
 // Build renders one attempt of the operation: the request and the exact body bytes it carries. The
@@ -96,6 +99,11 @@ func (op *Operation) Build(in BuildInput) (*http.Request, []byte, error) {
 	if sendKey && op.Key.In == KeyInHeader {
 		req.Header[http.CanonicalHeaderKey(op.Key.Name)] = []string{keyVal}
 	}
+	if in.Slow != nil && in.SlowMs > 0 {
+		if err := in.Slow.apply(req, in.Vars, in.SlowMs); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(body) == 0 {
 		// Not nil or http.NoBody: net/http's transport re-sends a request without a body on a
 		// broken keep-alive connection when it carries an Idempotency-Key header (or is a GET).
@@ -127,7 +135,7 @@ func (op *Operation) keyValue(key string, m KeyMode) (string, error) {
 }
 
 // pathQuery renders the path and appends the rendered query.
-func (r *request) pathQuery(v Vars) (string, error) {
+func (r *request) pathQuery(v any) (string, error) {
 	p, err := r.path.render(v)
 	if err != nil {
 		return "", fmt.Errorf("path: %w", err)
@@ -154,7 +162,7 @@ func appendQuery(pq, q string) string {
 // newRequest assembles a request: declared headers, then the tenant's (which win), then
 // Content-Type when the body is not empty and no Content-Type was declared; a Host header
 // becomes the request's Host. GetBody is nil.
-func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v Vars, pq string, body []byte) (*http.Request, error) {
+func (r *request) newRequest(ctx context.Context, inst *Instance, tn *Tenant, v any, pq string, body []byte) (*http.Request, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -47,6 +47,11 @@ type Cleanup struct {
 
 // sqlQuery decodes {driver, dsn, query}.
 func (d *decoder) sqlQuery(o *object, name string) *SQLQuery {
+	return d.sqlQueryWith(o, name, requestFields)
+}
+
+// sqlQueryWith is sqlQuery with the placeholders its query may use.
+func (d *decoder) sqlQueryWith(o *object, name string, fields []string) *SQLQuery {
 	so, ok := d.object(o.fields[name].val, o.at(name), "driver", "dsn", "query")
 	if !ok {
 		return nil
@@ -71,7 +76,7 @@ func (d *decoder) sqlQuery(o *object, name string) *SQLQuery {
 		}
 	}
 	if _, ok := d.required(so, "query", " (a SELECT returning one integer)"); ok {
-		q.query, _ = d.tmplField(so, "query", requestFields)
+		q.query, _ = d.tmplField(so, "query", fields)
 		q.Query = srcOf(q.query)
 	}
 	if q.Driver == "" || q.DSN == "" || q.query == nil {

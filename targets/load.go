@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 )
 
 var topFields = []string{"name", "instances", "shared_store", "tls", "toxiproxy", "operations", "tenants",
-	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets"}
+	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers"}
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -67,10 +68,11 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 		ps.add(0, "", "the file is empty; see targets/examples/reference.yaml")
 		return nil, ps.err()
 	}
-	d := &decoder{ps: ps, env: env, anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
+	d := &decoder{ps: ps, warns: problems{file: name}, env: env, anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
 	d.collectAnchors(body)
 	t = d.target(body)
 	t.Path = name
+	t.Warnings = d.warns.list
 	if err := ps.err(); err != nil {
 		t.Close()
 		return nil, err
@@ -112,6 +114,7 @@ func (d *decoder) target(n ast.Node) *Target {
 	}
 	t.Profile = d.profile(top)
 	t.Tenants = d.tenants(top)
+	d.auth(top, t)
 	t.Operations = d.operations(top, t)
 	if v, ok := d.duration(top, "retention"); ok {
 		t.Retention = v
@@ -123,6 +126,11 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Downstream = d.downstream(top, t.Lifecycle)
 	t.Storage = d.storage(top, t.Lifecycle)
 	t.Cleanup = d.cleanup(top)
+	t.Hooks = d.hooks(top)
+	t.Consumers = d.consumers(top)
+	if t.Lifecycle != nil && t.Lifecycle.UsesBroker() && !slices.ContainsFunc(t.Consumers, func(c *Consumer) bool { return c.Transport != TransportWebhook }) {
+		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Broker}} but no consumer reads from a broker (transport: amqp or nats)")
+	}
 	if s, ok := d.strings(top, "secrets"); ok {
 		t.Secrets = s
 	}
@@ -226,7 +234,7 @@ func (d *decoder) tenants(top *object) []*Tenant {
 	var out []*Tenant
 	seen := map[string]int{}
 	for i, n := range nodes {
-		o, ok := d.object(n, fmt.Sprintf("tenants[%d]", i), "name", "headers", "secrets")
+		o, ok := d.object(n, fmt.Sprintf("tenants[%d]", i), "name", "headers", "identity", "credentials", "secrets")
 		if !ok {
 			continue
 		}
@@ -238,9 +246,21 @@ func (d *decoder) tenants(top *object) []*Tenant {
 			}
 			seen[tn.Name] = o.lineOf("name")
 		}
-		for _, h := range d.headers(o, "headers") {
-			tn.Headers[h.Name] = h.Value
-			tn.order = append(tn.order, h.Name)
+		declared := map[string]bool{} // header names are case-insensitive: X-Tenant is x-tenant
+		for _, field := range []string{"identity", "headers", "credentials"} {
+			for _, h := range d.headers(o, field) {
+				canon := strings.ToLower(h.Name)
+				if declared[canon] {
+					d.ps.add(h.line, o.at(field)+"."+h.Name, "header %s is declared twice for this tenant", h.Name)
+					continue
+				}
+				declared[canon] = true
+				tn.Headers[h.Name] = h.Value
+				tn.order = append(tn.order, h.Name)
+				if field == "identity" {
+					tn.Identity = append(tn.Identity, h.Name)
+				}
+			}
 		}
 		if s, ok := d.strings(o, "secrets"); ok {
 			tn.Secrets = s
@@ -248,6 +268,35 @@ func (d *decoder) tenants(top *object) []*Tenant {
 		out = append(out, tn)
 	}
 	return out
+}
+
+// auth decodes the top-level auth mode and unknown_credentials, and checks the tenants against
+// the mode.
+func (d *decoder) auth(top *object, t *Target) {
+	t.Auth = AuthBearer
+	if s, ok := d.str(top, "auth"); ok {
+		switch m := AuthMode(strings.TrimSpace(s)); m {
+		case AuthBearer, AuthHeader, AuthNone:
+			t.Auth = m
+		default:
+			d.ps.add(top.lineOf("auth"), "auth", "must be bearer, header or none, got %q", s)
+		}
+	}
+	for _, h := range d.headers(top, "unknown_credentials") {
+		if t.UnknownCredentials == nil {
+			t.UnknownCredentials = map[string]string{}
+		}
+		t.UnknownCredentials[h.Name] = h.Value
+	}
+	if t.Auth != AuthNone {
+		return
+	}
+	for i, tn := range t.Tenants {
+		if creds := tn.Credentials(); len(creds) > 0 {
+			d.ps.add(top.lineOf("tenants"), fmt.Sprintf("tenants[%d]", i),
+				"auth: none, but tenant %s sends credentials (%s): put the headers that only name the tenant under identity", tn.Name, strings.Join(creds, ", "))
+		}
+	}
 }
 
 // lifecycle decodes the optional lifecycle block.

@@ -67,14 +67,14 @@ func TestBadFixtures(t *testing.T) {
 
 func TestValidateUsesProcessEnvironment(t *testing.T) {
 	path := filepath.Join("..", "testdata", "targets", "unset-env.yaml")
-	if probs := Validate(path); len(probs) != 1 || probs[0].Field != "instances[0]" || probs[0].Line != 3 {
+	if probs, _ := Validate(path); len(probs) != 1 || probs[0].Field != "instances[0]" || probs[0].Line != 3 {
 		t.Fatalf("unset: %v", probs)
 	}
 	t.Setenv("RETRYSAFE_FIXTURE_UNSET", "http://127.0.0.1:9")
-	if probs := Validate(path); probs != nil {
+	if probs, _ := Validate(path); probs != nil {
 		t.Fatalf("set: %v", probs)
 	}
-	if probs := Validate(filepath.Join("..", "testdata", "targets", "no-such-file.yaml")); len(probs) != 1 || !strings.Contains(probs[0].Message, "cannot read") {
+	if probs, _ := Validate(filepath.Join("..", "testdata", "targets", "no-such-file.yaml")); len(probs) != 1 || !strings.Contains(probs[0].Message, "cannot read") {
 		t.Fatalf("missing file: %v", probs)
 	}
 }
@@ -117,7 +117,7 @@ func TestExamplesLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if probs := Validate(filepath.Join("examples", f)); probs != nil {
+		if probs, _ := Validate(filepath.Join("examples", f)); probs != nil {
 			t.Fatalf("%s: Validate: %v", f, probs)
 		}
 		if len(tg.Operations) != 2 || len(tg.Tenants) != 2 {
@@ -137,8 +137,8 @@ func TestExamplesLoad(t *testing.T) {
 	}
 	p := tg.Profile
 	if tg.Name != "reference" || len(tg.Instances) != 2 || tg.Instances[1].URL.Port() != "9002" || !tg.SharedStore ||
-		tg.Retention != 3*time.Second || tg.LockTimeout != 30*time.Second || p.Base != "ietf" || p.MismatchStatus != 422 ||
-		p.InFlight != InFlightStatus || p.InFlightStatus != 409 || p.MaxKeyLength != 255 || p.Expired != ExpiredNew ||
+		tg.Retention != 3*time.Second || tg.LockTimeout != 30*time.Second || p.Base != "ietf" || p.MismatchStatus.String() != "422" ||
+		p.InFlight != InFlightStatus || p.InFlightStatus.String() != "409" || p.MaxKeyLength != 255 || p.Expired != ExpiredNew ||
 		p.ReplayHeader != (ReplayHeader{"Idempotent-Replayed", "true"}) || !slices.Equal(p.KeyForms, []KeyForm{KeyQuoted, KeyBare}) {
 		t.Errorf("reference.yaml decoded wrongly: %+v %+v", tg, p)
 	}
@@ -150,7 +150,7 @@ func TestExamplesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := st.Profile
-	if sp.MismatchStatus != 400 || sp.RequiresKey() || !slices.Equal(sp.KeyForms, []KeyForm{KeyBare}) ||
+	if sp.MismatchStatus.String() != "400" || sp.RequiresKey() || !slices.Equal(sp.KeyForms, []KeyForm{KeyBare}) ||
 		st.Operations[0].BodyFormat != BodyForm || !sp.Ignore.IgnoresHeader("stripe-should-retry") || len(sp.Ignore.Paths()) != 1 {
 		t.Errorf("stripe profile decoded wrongly: %+v", sp)
 	}
@@ -202,7 +202,7 @@ func TestParseProblems(t *testing.T) {
 		{"invalid json body", minimal + "    body: '{\"a\": {{.Ref}}}'\n", "t.yaml:5: operations[0].body: not valid JSON"},
 		{"same variant", minimal + "    body: '{\"a\": 1, \"b\": 2}'\n    variant_body: '{\"b\": 2, \"a\": 1}'\n", "t.yaml:6: operations[0].variant_body: renders the same content"},
 		{"negative duration", minimal + "lock_timeout: -5s\n", "t.yaml:5: lock_timeout: bad duration"},
-		{"status range", minimal + "profile: {mismatch_status: 42}\n", "t.yaml:5: profile.mismatch_status: must be an integer from 100 to 599"},
+		{"status range", minimal + "profile: {mismatch_status: 42}\n", "t.yaml:5: profile.mismatch_status: must be a status code from 100 to 599 or a class such as 4xx"},
 		{"in_flight", minimal + "profile: {in_flight: sometimes}\n", "t.yaml:5: profile.in_flight: must be a status code"},
 		{"reject needs status", minimal + "profile: {expired: reject}\n", "t.yaml:5: profile.expired_status: required with expired: reject"},
 		{"key form not accepted", minimal + "    key: {form: quoted}\nprofile: stripe\n", "t.yaml:5: operations[0].key.form: quoted is not among profile.key_forms"},

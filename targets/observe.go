@@ -36,10 +36,21 @@ func (t *Target) CountRecords(ctx context.Context, op *Operation, tenant *Tenant
 	if tenant != nil && vars.Tenant == "" {
 		vars.Tenant = tenant.Name
 	}
-	if q := op.Observer.SQL; q != nil {
+	return t.observe(ctx, op.Observer, tenant, vars, hc, "operation "+op.Name)
+}
+
+// Observe asks an observer that is not an operation's (a consumer's effects or state) with
+// vars (EventVars), as CountRecords does: the number it reads.
+func (t *Target) Observe(ctx context.Context, obs *Observer, vars any, hc *http.Client, what string) (int, error) {
+	return t.observe(ctx, obs, nil, vars, hc, what)
+}
+
+// observe asks an observer (SQL once, HTTP on the first instance or summed over every instance).
+func (t *Target) observe(ctx context.Context, obs *Observer, tenant *Tenant, vars any, hc *http.Client, what string) (int, error) {
+	if q := obs.SQL; q != nil {
 		n, err := t.sqlCount(ctx, q, vars)
 		if err != nil {
-			return 0, fmt.Errorf("operation %s: sql observer: %w", op.Name, err)
+			return 0, fmt.Errorf("%s: sql observer: %w", what, err)
 		}
 		return n, nil
 	}
@@ -55,9 +66,9 @@ func (t *Target) CountRecords(ctx context.Context, op *Operation, tenant *Tenant
 	}
 	total := 0
 	for i := range insts {
-		n, err := op.Observer.HTTP.count(ctx, &insts[i], tenant, vars, hc)
+		n, err := obs.HTTP.count(ctx, &insts[i], tenant, vars, hc)
 		if err != nil {
-			return 0, fmt.Errorf("operation %s: observer on %s: %w", op.Name, insts[i].URL.Redacted(), err)
+			return 0, fmt.Errorf("%s: observer on %s: %w", what, insts[i].URL.Redacted(), err)
 		}
 		total += n
 	}
@@ -65,7 +76,7 @@ func (t *Target) CountRecords(ctx context.Context, op *Operation, tenant *Tenant
 }
 
 // count asks one instance.
-func (h *HTTPObserver) count(ctx context.Context, inst *Instance, tenant *Tenant, vars Vars, hc *http.Client) (int, error) {
+func (h *HTTPObserver) count(ctx context.Context, inst *Instance, tenant *Tenant, vars any, hc *http.Client) (int, error) {
 	pq, err := h.req.pathQuery(vars)
 	if err != nil {
 		return 0, err
@@ -175,7 +186,7 @@ func (t *Target) db(q *SQLQuery) (*sql.DB, error) {
 }
 
 // sqlCount runs a counting query.
-func (t *Target) sqlCount(ctx context.Context, q *SQLQuery, vars Vars) (int, error) {
+func (t *Target) sqlCount(ctx context.Context, q *SQLQuery, vars any) (int, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

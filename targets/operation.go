@@ -38,6 +38,8 @@ type KeySpec struct {
 	Name string
 	// Form is the form sent by default.
 	Form KeyForm
+	// Format is the shape of the keys the harness makes.
+	Format KeyFormat
 }
 
 // Operation is one idempotent operation of the target. Path, Headers, Body and VariantBody are
@@ -59,6 +61,9 @@ type Operation struct {
 	Key KeySpec
 	// Observer counts the business records of one {{.Ref}}; nil = none declared.
 	Observer *Observer
+	// FingerprintIgnore are the JSONPaths of body fields (or "?name" query parameters) the API
+	// leaves out of its fingerprint on purpose: the mismatch check does not change them.
+	FingerprintIgnore []string
 
 	req     request
 	variant *tmpl
@@ -76,6 +81,8 @@ func (op *Operation) KeyForms() []KeyForm { return slices.Clone(op.forms) }
 type Observer struct {
 	HTTP *HTTPObserver
 	SQL  *SQLQuery
+
+	perTenant *bool // observer.per_tenant; nil = true
 }
 
 // HTTPObserver asks the API itself: GET Path?Query with the tenant's headers, then JSONPath.
@@ -100,13 +107,16 @@ type request struct {
 	format  BodyFormat
 }
 
-var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer"}
+var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer",
+	"fingerprint_ignore"}
 
 // operations decodes the operation list.
 func (d *decoder) operations(top *object, t *Target) []*Operation {
 	nodes, ok := d.list(top, "operations")
 	if !ok {
-		d.ps.add(top.lineOf("operations"), "operations", "missing required field (the idempotent operations to test)")
+		if !top.has("consumers") {
+			d.ps.add(top.lineOf("operations"), "operations", "missing required field (the idempotent operations to test, or consumers)")
+		}
 		return nil
 	}
 	if len(nodes) == 0 {
@@ -132,6 +142,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 		d.request(o, &op.req, "POST")
 		op.Method, op.Path, op.BodyFormat = op.req.method, srcOf(op.req.path), op.req.format
 		op.Headers, op.Body = headerMap(op.req.headers), srcOf(op.req.body)
+		op.FingerprintIgnore = d.fingerprintIgnore(o)
 		if o.has("variant_body") {
 			if tp, ok := d.tmplField(o, "variant_body", requestFields); ok {
 				op.variant, op.VariantBody = tp, tp.src
@@ -168,6 +179,11 @@ func headerMap(hs []header) map[string]string {
 // request decodes method, path (required), query, headers, body and body_format where the object
 // has them.
 func (d *decoder) request(o *object, r *request, defMethod string) {
+	d.requestWith(o, r, defMethod, requestFields)
+}
+
+// requestWith is request with the placeholders its templates may use.
+func (d *decoder) requestWith(o *object, r *request, defMethod string, fields []string) {
 	r.method, r.format = defMethod, BodyJSON
 	if s, ok := d.str(o, "method"); ok {
 		r.method = strings.ToUpper(strings.TrimSpace(s))
@@ -176,7 +192,7 @@ func (d *decoder) request(o *object, r *request, defMethod string) {
 		}
 	}
 	if _, ok := d.required(o, "path", " (such as /v1/orders)"); ok {
-		if tp, ok := d.tmplField(o, "path", requestFields); ok {
+		if tp, ok := d.tmplField(o, "path", fields); ok {
 			r.path = tp
 			if p, _ := tp.render(sampleVars); !strings.HasPrefix(p, "/") {
 				d.ps.add(o.lineOf("path"), o.at("path"), "must start with /, got %q", tp.src)
@@ -185,9 +201,9 @@ func (d *decoder) request(o *object, r *request, defMethod string) {
 			}
 		}
 	}
-	r.query, _ = d.tmplField(o, "query", requestFields)
+	r.query, _ = d.tmplField(o, "query", fields)
 	for _, h := range d.headers(o, "headers") {
-		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, requestFields); ok {
+		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, fields); ok {
 			h.tmpl = tp
 			r.headers = append(r.headers, h)
 		}
@@ -200,7 +216,7 @@ func (d *decoder) request(o *object, r *request, defMethod string) {
 			d.ps.add(o.lineOf("body_format"), o.at("body_format"), "must be json or form, got %q", s)
 		}
 	}
-	if tp, ok := d.tmplField(o, "body", requestFields); ok {
+	if tp, ok := d.tmplField(o, "body", fields); ok {
 		r.body = tp
 		d.checkBody(o, "body", tp, r.format)
 	}
@@ -246,9 +262,14 @@ func sameContent(a, b *tmpl, format BodyFormat) (bool, error) {
 // key decodes an operation's key spec.
 func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
 	k := KeySpec{In: KeyInHeader}
-	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name", "form")
+	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name", "form", "format")
 	if !ok {
 		ko = &object{path: o.at("key"), fields: map[string]field{}}
+	}
+	k.Format = d.keyFormat(ko)
+	if n := k.Format.sampleKeyLength(); ko.has("format") && p.MaxKeyLength > 0 && n > p.MaxKeyLength {
+		d.ps.add(ko.lineOf("format"), ko.at("format"), "gives keys of %d characters, longer than profile.max_key_length %d: no key could be accepted",
+			n, p.MaxKeyLength)
 	}
 	if s, ok := d.str(ko, "in"); ok {
 		switch KeyLocation(strings.TrimSpace(s)) {
@@ -312,18 +333,25 @@ func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
 }
 
 // observer decodes an operation's observer: http or sql.
-func (d *decoder) observer(o *object) *Observer {
-	oo, ok := d.object(o.fields["observer"].val, o.at("observer"), "http", "sql")
+func (d *decoder) observer(o *object) *Observer { return d.observerAt(o, "observer", requestFields) }
+
+// observerAt decodes the observer in field name of o, whose templates may use fields.
+func (d *decoder) observerAt(o *object, name string, fields []string) *Observer {
+	oo, ok := d.object(o.fields[name].val, o.at(name), "http", "sql", "per_tenant")
 	if !ok {
 		return nil
+	}
+	var perTenant *bool
+	if v, ok := d.boolean(oo, "per_tenant"); ok {
+		perTenant = &v
 	}
 	if oo.has("http") == oo.has("sql") {
 		d.ps.add(oo.line, oo.path, "declare exactly one of http and sql")
 		return nil
 	}
 	if oo.has("sql") {
-		if q := d.sqlQuery(oo, "sql"); q != nil {
-			return &Observer{SQL: q}
+		if q := d.sqlQueryWith(oo, "sql", fields); q != nil {
+			return &Observer{SQL: q, perTenant: perTenant}
 		}
 		return nil
 	}
@@ -332,7 +360,7 @@ func (d *decoder) observer(o *object) *Observer {
 		return nil
 	}
 	h := &HTTPObserver{}
-	d.request(ho, &h.req, "GET")
+	d.requestWith(ho, &h.req, "GET", fields)
 	h.Method, h.Path, h.Query, h.Headers = h.req.method, srcOf(h.req.path), srcOf(h.req.query), headerMap(h.req.headers)
 	if s, ok := d.required(ho, "jsonpath", " (such as $.count)"); ok {
 		p, err := jsonpath.Parse(strings.TrimSpace(s))
@@ -342,5 +370,32 @@ func (d *decoder) observer(o *object) *Observer {
 		}
 		h.JSONPath, h.path = strings.TrimSpace(s), p
 	}
-	return &Observer{HTTP: h}
+	return &Observer{HTTP: h, perTenant: perTenant}
+}
+
+// fingerprintIgnore decodes an operation's fingerprint_ignore: JSONPaths of body fields
+// ($.field, $.a.b, $.items[0]) and ?name query parameters.
+func (d *decoder) fingerprintIgnore(o *object) []string {
+	paths, ok := d.strings(o, "fingerprint_ignore")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, p := range paths {
+		p = strings.TrimSpace(p)
+		at := fmt.Sprintf("%s[%d]", o.at("fingerprint_ignore"), i)
+		switch {
+		case strings.HasPrefix(p, "?") && len(p) > 1:
+		case strings.HasPrefix(p, "$"):
+			if _, err := jsonpath.Parse(p); err != nil {
+				d.ps.add(o.lineOf("fingerprint_ignore"), at, "bad JSONPath %q: %v", p, err)
+				continue
+			}
+		default:
+			d.ps.add(o.lineOf("fingerprint_ignore"), at, "must be a JSONPath such as $.note or a query parameter such as ?dry, got %q", p)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -53,18 +53,19 @@ func (e *ValidationError) Error() string {
 }
 
 // Validate loads the target file at path (expanding ${NAME} from the process environment) and returns
-// every problem found, or nil when the file is valid. It is the entry point of `retrysafe validate`.
-func Validate(path string) []Problem {
+// every problem found, or nil when the file is valid, and the warnings of a valid file. It is the
+// entry point of `retrysafe validate`.
+func Validate(path string) (problems, warnings []Problem) {
 	t, err := Load(path)
 	if err == nil {
 		t.Close()
-		return nil
+		return nil, t.Warnings
 	}
 	var ve *ValidationError
 	if errors.As(err, &ve) {
-		return ve.Problems
+		return ve.Problems, nil
 	}
-	return []Problem{{File: path, Message: err.Error()}}
+	return []Problem{{File: path, Message: err.Error()}}, nil
 }
 
 // problems collects Problems while a file is decoded.

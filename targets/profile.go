@@ -52,26 +52,22 @@ const (
 	ExpiredReject ExpiredPolicy = "reject"
 )
 
-// MissingKeyProcessed is the Profile.MissingKeyStatus meaning "a request without a key is processed
-// normally, without idempotency" (Stripe).
-const MissingKeyProcessed = 0
-
 // Profile is the behaviour a target promises, from a base (ietf or stripe) plus overrides.
 type Profile struct {
 	// Base is "ietf" or "stripe".
 	Base string
 	// MismatchStatus answers the same key with a different payload.
-	MismatchStatus int
+	MismatchStatus StatusSet
 	// InFlight and InFlightStatus describe the answer to a retry while the first attempt runs.
 	InFlight       InFlightMode
-	InFlightStatus int
-	// MissingKeyStatus answers a request without a key; MissingKeyProcessed (0) = processed normally.
-	MissingKeyStatus int
-	// EmptyKeyStatus answers an empty key.
-	EmptyKeyStatus int
+	InFlightStatus StatusSet
+	// MissingKeyStatus answers a request without a key; Processed = processed normally.
+	MissingKeyStatus StatusSet
+	// EmptyKeyStatus answers an empty key; Processed = processed normally.
+	EmptyKeyStatus StatusSet
 	// LongKeyStatus answers a key longer than MaxKeyLength.
-	LongKeyStatus int
-	// MaxKeyLength is the longest key accepted, counted after unquoting.
+	LongKeyStatus StatusSet
+	// MaxKeyLength is the longest key accepted, counted after unquoting; 0 = no maximum.
 	MaxKeyLength int
 	// KeyForms are the header key forms the target accepts (at least one).
 	KeyForms []KeyForm
@@ -81,7 +77,7 @@ type Profile struct {
 	ErrorPolicy ErrorPolicy
 	// Expired and ExpiredStatus say what a request with an expired key gets.
 	Expired       ExpiredPolicy
-	ExpiredStatus int
+	ExpiredStatus StatusSet
 	// Ignore lists the volatile parts of a response that replays may change.
 	Ignore Ignore
 }
@@ -110,11 +106,11 @@ func (ig Ignore) IgnoresHeader(name string) bool {
 }
 
 // RequiresKey reports whether a request without a key must be rejected.
-func (p Profile) RequiresKey() bool { return p.MissingKeyStatus != MissingKeyProcessed }
+func (p Profile) RequiresKey() bool { return !p.MissingKeyStatus.Processed }
 
 // AcceptsInFlightStatus reports whether an in-flight retry may be answered with status.
 func (p Profile) AcceptsInFlightStatus(status int) bool {
-	return p.InFlight != InFlightWaitReplay && status == p.InFlightStatus
+	return p.InFlight != InFlightWaitReplay && p.InFlightStatus.Contains(status)
 }
 
 // AcceptsWaitReplay reports whether an in-flight retry may wait and replay the first result.
@@ -131,12 +127,12 @@ var DefaultIgnoredHeaders = []string{
 func Profiles(base string) (Profile, bool) {
 	p := Profile{
 		Base:             base,
-		MismatchStatus:   422,
+		MismatchStatus:   Status(422),
 		InFlight:         InFlightStatus,
-		InFlightStatus:   409,
-		MissingKeyStatus: 400,
-		EmptyKeyStatus:   400,
-		LongKeyStatus:    400,
+		InFlightStatus:   Status(409),
+		MissingKeyStatus: Status(400),
+		EmptyKeyStatus:   Status(400),
+		LongKeyStatus:    Status(400),
 		MaxKeyLength:     255,
 		KeyForms:         []KeyForm{KeyQuoted, KeyBare},
 		ErrorPolicy:      ErrorReplay,
@@ -146,8 +142,8 @@ func Profiles(base string) (Profile, bool) {
 	switch base {
 	case "ietf":
 	case "stripe":
-		p.MismatchStatus = 400
-		p.MissingKeyStatus = MissingKeyProcessed
+		p.MismatchStatus = Status(400)
+		p.MissingKeyStatus = Processed
 		p.KeyForms = []KeyForm{KeyBare}
 		p.ReplayHeader = ReplayHeader{Name: "Idempotent-Replayed", Value: "true"}
 	default:
@@ -185,10 +181,10 @@ func (d *decoder) profile(top *object) Profile {
 			d.ps.add(o.lineOf("base"), o.at("base"), "unknown profile %q (known: ietf, stripe)", base)
 		}
 	}
-	if v, ok := d.status(o, "mismatch_status"); ok {
+	if v, ok := d.statusSet(o, "mismatch_status", false); ok {
 		p.MismatchStatus = v
 	}
-	if v, ok := d.status(o, "in_flight_status"); ok {
+	if v, ok := d.statusSet(o, "in_flight_status", false); ok {
 		p.InFlightStatus = v
 	}
 	if s, ok := d.str(o, "in_flight"); ok {
@@ -196,28 +192,28 @@ func (d *decoder) profile(top *object) Profile {
 		case string(InFlightWaitReplay), string(InFlightEither):
 			p.InFlight = InFlightMode(s)
 		default:
-			if code, err := strconv.Atoi(s); err == nil && code >= 100 && code <= 599 {
-				p.InFlight, p.InFlightStatus = InFlightStatus, code
-			} else {
-				d.ps.add(o.lineOf("in_flight"), o.at("in_flight"), "must be a status code (such as 409), wait-replay or either, got %q", s)
+			if v, ok := d.statusSet(o, "in_flight", false); ok {
+				p.InFlight, p.InFlightStatus = InFlightStatus, v
 			}
 		}
 	}
-	if s, ok := d.str(o, "missing_key_status"); ok {
-		if strings.TrimSpace(s) == "processed" {
-			p.MissingKeyStatus = MissingKeyProcessed
-		} else if v, ok := d.status(o, "missing_key_status"); ok {
-			p.MissingKeyStatus = v
-		}
+	if v, ok := d.statusSet(o, "missing_key_status", true); ok {
+		p.MissingKeyStatus = v
 	}
-	if v, ok := d.status(o, "empty_key_status"); ok {
+	if v, ok := d.statusSet(o, "empty_key_status", true); ok {
 		p.EmptyKeyStatus = v
 	}
-	if v, ok := d.status(o, "long_key_status"); ok {
+	if v, ok := d.statusSet(o, "long_key_status", false); ok {
 		p.LongKeyStatus = v
 	}
-	if v, ok := d.integer(o, "max_key_length", 1, 1<<20); ok {
-		p.MaxKeyLength = v
+	if s, ok := d.str(o, "max_key_length"); ok {
+		if v, err := strconv.Atoi(strings.TrimSpace(s)); strings.TrimSpace(s) == "none" {
+			p.MaxKeyLength = 0
+		} else if err != nil || v < 1 || v > 1<<20 {
+			d.ps.add(o.lineOf("max_key_length"), o.at("max_key_length"), "must be an integer from 1 to %d, or none (no maximum), got %q", 1<<20, s)
+		} else {
+			p.MaxKeyLength = v
+		}
 	}
 	if forms, ok := d.strings(o, "key_forms"); ok {
 		p.KeyForms = nil
@@ -259,11 +255,19 @@ func (d *decoder) profile(top *object) Profile {
 			d.ps.add(o.lineOf("expired"), o.at("expired"), "must be new or reject, got %q", s)
 		}
 	}
-	if v, ok := d.status(o, "expired_status"); ok {
+	if v, ok := d.statusSet(o, "expired_status", false); ok {
 		p.ExpiredStatus = v
 	}
-	if p.Expired == ExpiredReject && p.ExpiredStatus == 0 && !o.has("expired_status") {
+	if p.Expired == ExpiredReject && p.ExpiredStatus.IsZero() && !o.has("expired_status") {
 		d.ps.add(o.lineOf("expired"), o.at("expired_status"), "required with expired: reject (the status an expired key gets)")
+	}
+	for _, f := range []struct {
+		name string
+		set  StatusSet
+	}{{"missing_key_status", p.MissingKeyStatus}, {"empty_key_status", p.EmptyKeyStatus}, {"long_key_status", p.LongKeyStatus}} {
+		if o.has(f.name) && (slices.ContainsFunc(f.set.Codes, func(c int) bool { return c >= 500 }) || slices.Contains(f.set.Classes, 5)) {
+			d.warns.add(o.lineOf(f.name), o.at(f.name), "declares a 5xx for a client's malformed key: retrysafe reports any 5xx there as a server-error anomaly all the same (the draft asks for 400)")
+		}
 	}
 	d.ignore(o, &p.Ignore)
 	return p

@@ -96,6 +96,7 @@ import (
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -124,6 +125,11 @@ type Target struct {
 	Operations []*Operation
 	// Tenants are the callers the requests are sent as; empty = no authentication headers.
 	Tenants []*Tenant
+	// Auth is how the API tells callers apart (default bearer).
+	Auth AuthMode
+	// UnknownCredentials are the headers sent as an unknown caller; nil = derived from each
+	// tenant's credentials (see Tenant.WithUnknownCredentials).
+	UnknownCredentials map[string]string
 	// Profile is the behaviour the target promises.
 	Profile Profile
 	// Retention is the declared key retention; 0 = not declared.
@@ -138,8 +144,15 @@ type Target struct {
 	Storage *Storage
 	// Cleanup is run at the end of a run; nil = none.
 	Cleanup *Cleanup
+	// Hooks are the target's black-box fault hooks; nil = none.
+	Hooks *Hooks
+	// Consumers are the event consumers under test (webhook or queue); empty = none.
+	Consumers []*Consumer
 	// Secrets are extra values to redact from all output.
 	Secrets []string
+	// Warnings are declarations that are valid but contradict what an idempotent API should
+	// do (such as a 5xx declared for a client's malformed key); validate prints them.
+	Warnings []Problem
 
 	mu  sync.Mutex
 	dbs map[string]*sql.DB
@@ -212,24 +225,56 @@ func (t *Target) ObserverClient(timeout time.Duration, maxIdle int) *http.Client
 	}
 }
 
-// SecretHeaders returns the names of the headers the tenants authenticate with: their
-// values are secrets.
+// SecretHeaders returns the names of the headers the tenants authenticate with (their
+// credentials, not their identity headers): their values are secrets.
 func (t *Target) SecretHeaders() []string {
 	var names []string
 	for _, tn := range t.Tenants {
-		for name := range tn.Headers {
-			names = append(names, name)
-		}
+		names = append(names, tn.Credentials()...)
 	}
 	return names
+}
+
+// PublicValues returns what names a tenant and is never a secret, even where a credential
+// carries it: the tenants' names and identity header values. Evidence keeps them readable ("bob
+// received alice's body").
+func (t *Target) PublicValues() []string {
+	var out []string
+	for _, tn := range t.Tenants {
+		out = append(out, tn.Name)
+		for _, name := range tn.Identity {
+			out = append(out, tn.Headers[name])
+		}
+	}
+	return out
+}
+
+// UnknownCaller returns tn as an unknown caller: its identity headers and the target's declared
+// unknown_credentials, or, when none are declared, its credentials replaced (see
+// Tenant.WithUnknownCredentials).
+func (t *Target) UnknownCaller(tn *Tenant) *Tenant {
+	if len(t.UnknownCredentials) == 0 {
+		return tn.WithUnknownCredentials()
+	}
+	bad := tn.WithoutCredentials()
+	bad.Name = "unknown"
+	for _, name := range slices.Sorted(maps.Keys(t.UnknownCredentials)) {
+		bad.Headers[name] = t.UnknownCredentials[name]
+		bad.order = append(bad.order, name)
+	}
+	return bad
 }
 
 // Tenant is one caller identity.
 type Tenant struct {
 	// Name names the tenant ({{.Tenant}}).
 	Name string
-	// Headers are sent with every request of this tenant (credentials); their values are secret.
+	// Headers are sent with every request of this tenant: its identity headers and its
+	// credentials (see Identity and Credentials).
 	Headers map[string]string
+	// Identity names the headers that only say who the tenant is (not secret: they stay
+	// readable in evidence); every other header is a credential (secret).
+	Identity []string
 	// Secrets are extra values of this tenant to redact.
 	Secrets []string
 
@@ -285,6 +330,9 @@ func (l *Lifecycle) UsesDownstream() bool { return l.uses("Downstream") }
 // UsesStorage reports whether the command or env refers to {{.Storage}}.
 func (l *Lifecycle) UsesStorage() bool { return l.uses("Storage") }
 
+// UsesBroker reports whether the command or env refers to {{.Broker}}.
+func (l *Lifecycle) UsesBroker() bool { return l.uses("Broker") }
+
 func (l *Lifecycle) uses(name string) bool {
 	if l == nil {
 		return false
@@ -339,15 +387,17 @@ var sensitiveHeaders = []string{"authorization", "proxy-authorization", "cookie"
 // tenant and top-level secrets, and database passwords in DSNs. Longest first, without duplicates.
 func (t *Target) SecretValues() []string {
 	var out []string
+	public := t.PublicValues()
 	addCred := func(v string) {
 		out = append(out, v)
-		if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && len(cred) >= 8 && !strings.Contains(scheme, "=") {
-			out = append(out, strings.TrimSpace(cred))
+		scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if cred = strings.TrimSpace(cred); ok && len(cred) >= 8 && !strings.Contains(scheme, "=") && !slices.Contains(public, cred) {
+			out = append(out, cred)
 		}
 	}
 	for _, tn := range t.Tenants {
-		for _, v := range tn.Headers {
-			addCred(v)
+		for _, name := range tn.Credentials() {
+			addCred(tn.Headers[name])
 		}
 		out = append(out, tn.Secrets...)
 	}
@@ -378,6 +428,16 @@ func (t *Target) SecretValues() []string {
 		out = append(out, dsnPassword(q.Driver, q.DSN))
 	}
 	out = append(out, t.Secrets...)
+	for _, c := range t.Consumers {
+		out = append(out, c.Signing.Secret)
+		for _, u := range []string{c.brokerURL()} {
+			if pu, err := url.Parse(u); err == nil && pu.User != nil {
+				if pw, ok := pu.User.Password(); ok && pw != "guest" {
+					out = append(out, pw)
+				}
+			}
+		}
+	}
 	var clean []string
 	for _, s := range out {
 		if strings.TrimSpace(s) != "" && !slices.Contains(clean, s) {
@@ -386,4 +446,51 @@ func (t *Target) SecretValues() []string {
 	}
 	slices.SortStableFunc(clean, func(a, b string) int { return len(b) - len(a) })
 	return clean
+}
+
+// UnknownCredential is the credential the harness sends where a tenant's is expected, to check
+// that an unknown caller never gets a stored answer.
+const UnknownCredential = "retrysafe-unknown-credential"
+
+// WithUnknownCredentials returns the tenant as an unknown caller: the same headers in the same
+// order, its identity headers as they are and each credential replaced by UnknownCredential
+// (after the auth scheme, as in "Bearer retrysafe-unknown-credential").
+func (tn *Tenant) WithUnknownCredentials() *Tenant {
+	bad := &Tenant{Name: "unknown", Headers: map[string]string{}, Identity: tn.Identity, order: slices.Clone(tn.order)}
+	for name, v := range tn.Headers {
+		if slices.Contains(tn.Identity, name) {
+			bad.Headers[name] = v
+		} else if scheme, _, ok := strings.Cut(v, " "); ok && validHeaderName(scheme) {
+			// An auth scheme is a token ("Bearer", "Basic"); "session=abc; theme=dark" has none,
+			// and keeping its first word would send the tenant's real cookie.
+			bad.Headers[name] = scheme + " " + UnknownCredential
+		} else {
+			bad.Headers[name] = UnknownCredential
+		}
+	}
+	return bad
+}
+
+// Credentials returns the names of the tenant's credential headers (its headers that are not
+// identity headers), in file order.
+func (tn *Tenant) Credentials() []string {
+	var out []string
+	for _, name := range tn.order {
+		if !slices.Contains(tn.Identity, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// WithoutCredentials returns the tenant without its credentials: its identity headers alone.
+func (tn *Tenant) WithoutCredentials() *Tenant {
+	bare := &Tenant{Name: "anonymous", Headers: map[string]string{}, Identity: tn.Identity}
+	for _, name := range tn.order {
+		if slices.Contains(tn.Identity, name) {
+			bare.Headers[name] = tn.Headers[name]
+			bare.order = append(bare.order, name)
+		}
+	}
+	return bare
 }

@@ -21,6 +21,8 @@ type Vars struct {
 	Key string
 	// Tenant is the name of the tenant the request is sent as ("" when none).
 	Tenant string
+	// Ms is the delay a slow hook asks for, in milliseconds (hooks.slow only).
+	Ms string
 }
 
 // LifecycleVars are the values lifecycle command and env templates see: the request Vars plus what
@@ -33,13 +35,18 @@ type LifecycleVars struct {
 	Downstream string
 	// Storage is the host:port (usually a fault proxy) the target must use to reach its store.
 	Storage string
+	// Broker is the host:port (a fault proxy) a queue consumer must use to reach its broker.
+	Broker string
 }
 
 var (
 	requestFields   = []string{"Ref", "Key", "Tenant"}
-	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage"}
+	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker"}
+	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq",
+		"EventID", "Object", "Version", "Time", "Type", "Broker"}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
-	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3"}
+	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
+		Broker: "127.0.0.1:4"}
 )
 
 // templateFuncs are the functions templates may call besides text/template's built-ins (printf,
@@ -116,6 +123,30 @@ func varField(v any, name string) (string, bool) {
 			return v.Key, true
 		case "Tenant":
 			return v.Tenant, true
+		case "Ms":
+			return v.Ms, true
+		}
+	case EventVars:
+		switch name {
+		case "EventID":
+			return v.EventID, true
+		case "Object":
+			return v.Object, true
+		case "Version":
+			return v.Version, true
+		case "Time":
+			return v.Time, true
+		case "Type":
+			return v.Type, true
+		case "Ref":
+			return v.Ref, true
+		}
+	case KeyVars:
+		switch name {
+		case "Run":
+			return v.Run, true
+		case "Seq":
+			return v.Seq, true
 		}
 	case LifecycleVars:
 		switch name {
@@ -125,6 +156,8 @@ func varField(v any, name string) (string, bool) {
 			return v.Downstream, true
 		case "Storage":
 			return v.Storage, true
+		case "Broker":
+			return v.Broker, true
 		}
 		return varField(v.Vars, name)
 	}
@@ -157,7 +190,7 @@ func renderParts(parts []part, v any) (string, bool) {
 // data is what text/template sees: every field of Vars or LifecycleVars by name.
 func (t *tmpl) data(v any) map[string]string {
 	m := map[string]string{}
-	for _, name := range lifecycleFields {
+	for _, name := range allFields {
 		if val, ok := varField(v, name); ok {
 			m[name] = val
 		}
@@ -318,15 +351,29 @@ func (d *decoder) compile(src string, at srcPos, path string, known []string) (*
 		return nil, false
 	}
 	out := &tmpl{src: src, t: t, parts: simpleParts(t)}
-	sample := any(sampleVars)
-	if len(known) > len(requestFields) {
-		sample = sampleLifecycle
-	}
+	sample := sampleFor(known)
 	if _, err := out.render(sample); err != nil {
 		d.ps.add(at.line, path, "template fails with sample values: %v", err)
 		return nil, false
 	}
 	return out, true
+}
+
+// sampleFor returns sample values for templates that know these placeholders.
+func sampleFor(known []string) any {
+	switch {
+	case slices.Contains(known, "EventID"):
+		return EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
+	case slices.Contains(known, "Seq"):
+		return KeyVars{Run: "rs-sample", Seq: "1"}
+	case slices.Contains(known, "Addr"):
+		return sampleLifecycle
+	case slices.Contains(known, "Ms"):
+		v := sampleVars
+		v.Ms = "1000"
+		return v
+	}
+	return sampleVars
 }
 
 func suggestPlaceholder(s string, known []string) string {

@@ -14,6 +14,7 @@ import (
 // every problem.
 type decoder struct {
 	ps      *problems
+	warns   problems // declarations that are valid but probably not meant
 	env     func(string) (string, bool)
 	anchors map[string]ast.Node
 	dir     string // folder of the target file, for relative paths

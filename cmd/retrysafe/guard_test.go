@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
 )
 
 func TestRunRefusesRemoteTarget(t *testing.T) {
@@ -35,39 +33,17 @@ func TestRunRefusesRemoteTarget(t *testing.T) {
 	}
 }
 
-func TestCapRemote(t *testing.T) {
-	for _, tc := range []struct {
-		args                    []string
-		burst, rounds, replays  int
-		wantLine, wantNotInLine string
-	}{
-		{nil, 4, 5, 5, "--burst 4, --rounds 5, --replays 5, --load-rate 20", ""},
-		{[]string{"--rounds", "9"}, 4, 9, 5, "--burst 4, --replays 5, --load-rate 20", "--rounds"},
-		{[]string{"--burst", "16", "--rounds", "20", "--replays", "10"}, 16, 20, 10, "--load-rate 20", "--burst"},
-		{[]string{"--burst", "2"}, 2, 5, 5, "--rounds 5, --replays 5", "--burst"},
-		{[]string{"--burst", "500", "--rounds", "1000", "--replays", "99"}, remoteHardBurst, remoteHardRounds, remoteHardReplays,
-			"hard caps --burst 32, --rounds 50, --replays 20", ""},
-	} {
-		f := new(runFlags)
-		cmd := runCommand(f)
-		if err := cmd.ParseFlags(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		capRemote(cmd, f, []string{"https://api.example.com"}, &out)
-		s := f.settings
-		if s.RaceK != tc.burst || s.RaceRounds != tc.rounds || s.ReplayN != tc.replays || s.LoadRate != remoteMaxLoadRate {
-			t.Errorf("%v: burst, rounds, replays, load rate = %d, %d, %d, %d; want %d, %d, %d, %d", tc.args,
-				s.RaceK, s.RaceRounds, s.ReplayN, s.LoadRate, tc.burst, tc.rounds, tc.replays, remoteMaxLoadRate)
-		}
-		line := out.String()
-		if (tc.wantLine == "") != (line == "") || !strings.Contains(line, tc.wantLine) ||
-			(tc.wantNotInLine != "" && strings.Contains(line, tc.wantNotInLine)) {
-			t.Errorf("%v: printed %q, want a line with %q", tc.args, line, tc.wantLine)
-		}
-		if line != "" && !strings.Contains(line, "https://api.example.com") {
-			t.Errorf("%v: the line does not name the target: %q", tc.args, line)
-		}
+func TestLeaveDefaults(t *testing.T) {
+	f := new(runFlags)
+	cmd := runCommand(f)
+	if err := cmd.ParseFlags([]string{"--rounds", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	leaveDefaults(cmd, &f.settings)
+	s := f.settings
+	if s.RaceK != 0 || s.ReplayN != 0 || s.LoadRate != 0 || s.RaceRounds != 9 {
+		t.Errorf("burst, rounds, replays, load rate = %d, %d, %d, %d; want 0, 9, 0, 0 (the harness's defaults but --rounds)",
+			s.RaceK, s.RaceRounds, s.ReplayN, s.LoadRate)
 	}
 }
 
@@ -130,28 +106,6 @@ func TestRunOverallDeadline(t *testing.T) {
 	for _, f := range []string{"junit.xml", "summary.md"} {
 		if _, err := os.Stat(filepath.Join(reportDir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
-		}
-	}
-}
-
-func TestCapRemoteLoadDuration(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want time.Duration
-		line string
-	}{
-		{nil, suites.DefaultLoadDuration, ""},
-		{[]string{"--load-duration", "10m"}, remoteHardLoadDuration, "--load-duration 1m0s"},
-	} {
-		f := new(runFlags)
-		cmd := runCommand(f)
-		if err := cmd.ParseFlags(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		capRemote(cmd, f, []string{"https://api.example.com"}, &out)
-		if f.settings.LoadDuration != tc.want || !strings.Contains(out.String(), tc.line) {
-			t.Errorf("%v: load duration %v, printed %q; want %v and a line with %q", tc.args, f.settings.LoadDuration, out.String(), tc.want, tc.line)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // hostileServer answers GET / politely (so the run starts) and misbehaves, in one way, on
 // every other path: the operations and their observers.
 type hostileServer struct {
-	mode string
-	quit chan struct{} // closed when the test ends: ends the handlers that hang
+	mode  string
+	quit  chan struct{} // closed when the test ends: ends the handlers that hang
+	posts atomic.Int64  // POSTs seen: the first (the run's baseline) is answered normally
 }
 
 // hostileModes are the ways hostileServer misbehaves.
@@ -28,6 +30,11 @@ const hugeBody = 50 << 20
 func (h *hostileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/" {
 		_, _ = w.Write([]byte("ok"))
+		return
+	}
+	if r.Method == http.MethodPost && h.posts.Add(1) == 1 {
+		w.WriteHeader(http.StatusCreated) // the baseline: the target misbehaves from then on (mid-run)
+		_, _ = w.Write([]byte(`{"id":"ord_0"}`))
 		return
 	}
 	switch h.mode {
@@ -95,9 +102,9 @@ operations:
       http: {path: /v1/orders, query: "ref={{.Ref}}", jsonpath: $.count}
 `
 
-// TestRunAgainstHostileTarget checks that a run against a target that hangs, resets, answers
-// garbage, endless or huge bodies, invalid JSON or a redirect loop ends within its deadline
-// with the verdict the misbehaviour implies, never a hang or a panic.
+// TestRunAgainstHostileTarget checks that a run against a target that, once the run is under
+// way, hangs, resets, answers garbage, endless or huge bodies, invalid JSON or a redirect loop
+// ends within its deadline with the verdict the misbehaviour implies, never a hang or a panic.
 func TestRunAgainstHostileTarget(t *testing.T) {
 	for _, tc := range []struct {
 		mode    string
@@ -111,7 +118,7 @@ func TestRunAgainstHostileTarget(t *testing.T) {
 		{"endless", exitIncomplete, reports.Unknown, "larger than 1 MiB"},
 		{"huge", exitIncomplete, reports.Unknown, "larger than 1 MiB"},
 		{"badjson", exitIncomplete, reports.Unknown, "not JSON"},
-		{"redirect", exitViolation, reports.Fail, "expected a 2xx success"},
+		{"redirect", exitViolation, reports.Fail, "expected a 2xx for the first send, got 302"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			h := &hostileServer{mode: tc.mode, quit: make(chan struct{})}
@@ -147,5 +154,28 @@ func TestRunAgainstHostileTarget(t *testing.T) {
 				t.Errorf("output mentions a panic:\n%s", res.out)
 			}
 		})
+	}
+}
+
+// TestRunBaselineRefused checks that a target that refuses every request (wrong credentials,
+// say) stops the run before any property, with exit 2, the request and answer, and what to check.
+func TestRunBaselineRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":"bad token"}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	target := writeTargetFile(t, dir, fmt.Sprintf(hostileTarget, srv.URL))
+	res := execCLI(t, "run", "--target", target, "--report-dir", filepath.Join(dir, "report"))
+	if res.code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", res.code, exitUsage, res.out)
+	}
+	mustContain(t, "output", res.out, "baseline request did not succeed", "orders", "refused (401)", "credentials", "< 401", `bad token`)
+	if strings.Contains(res.out, "violated") || strings.Contains(res.out, "PROPERTY") {
+		t.Errorf("a refused baseline must stop before any property:\n%s", res.out)
 	}
 }

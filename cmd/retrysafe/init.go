@@ -56,7 +56,7 @@ could not be written.`,
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return usageErr("%v", err)
 			}
-			if problems := targets.Validate(out); len(problems) > 0 {
+			if problems, _ := targets.Validate(out); len(problems) > 0 {
 				msg := ""
 				for _, p := range problems {
 					msg += "\n" + p.String()

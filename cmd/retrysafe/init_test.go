@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -24,7 +24,7 @@ func TestInitFromOpenAPIRuns(t *testing.T) {
 	if code != exitOK || !strings.Contains(text, "wrote "+file) {
 		t.Fatalf("init: exit %d:\n%s", code, text)
 	}
-	if problems := targets.Validate(file); len(problems) > 0 {
+	if problems, _ := targets.Validate(file); len(problems) > 0 {
 		t.Fatalf("the written file does not validate: %v", problems)
 	}
 	t.Setenv("TARGET_URL", probetest.StartWithoutDownstream(t, reference.MutantNone).URL)
@@ -76,7 +76,7 @@ func TestInitStarter(t *testing.T) {
 	if text, code := auditRun(t, "init", "--out", file); code != exitOK {
 		t.Fatalf("init: exit %d:\n%s", code, text)
 	}
-	if problems := targets.Validate(file); len(problems) > 0 {
+	if problems, _ := targets.Validate(file); len(problems) > 0 {
 		t.Errorf("the starter does not validate: %v", problems)
 	}
 	if text, code := auditRun(t, "init", "--out", file); code != exitUsage || !strings.Contains(text, "--force") {

@@ -26,6 +26,11 @@ func newListCmd() *cobra.Command {
 				fmt.Fprintf(w, "  labels:  %s\n", strings.Join(p.AllLabels(), ", "))
 				fmt.Fprintf(w, "  needs:   %s\n", strings.Join(p.Needs, "; "))
 				fmt.Fprintf(w, "  catches: %s\n", strings.Join(p.Catches, ", "))
+				covers := p.Covers
+				if covers == "" {
+					covers = "each declared operation"
+				}
+				fmt.Fprintf(w, "  covers:  %s\n", wrap(covers, 80, "           "))
 			}
 			return nil
 		},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrysafe/retrysafe/targets/probe/probetest"
+	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 

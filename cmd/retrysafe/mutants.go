@@ -5,14 +5,18 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 	"github.com/spf13/cobra"
 )
 
 func newMutantsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "mutants",
-		Short: "List the reference API's mutants, one per line, name first",
-		Args:  cobra.NoArgs,
+		Short: "List the reference API's and the reference consumer's mutants, one per line, name first",
+		Long: `List the mutants, one per line: the name (pass it to serve --mutant), the properties that
+must catch it, the stores it runs on, and its bug. The API's come first; the consumer's
+(serve --consumer) follow, with the transports they apply to.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
 			for _, m := range reference.Mutants {
@@ -21,7 +25,11 @@ func newMutantsCmd() *cobra.Command {
 					stores += " (reported: " + strings.Join(m.Reported, ",") + ")"
 				}
 				by := strings.Join(append([]string{m.CaughtBy}, m.AlsoCaughtBy...), ",")
-				fmt.Fprintf(w, "%-21s caught by %-26s stores %-40s %s\n", m.Name, by, stores, m.Bug)
+				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s %s\n", m.Name, by, stores, m.Bug)
+			}
+			for _, m := range consumer.Mutants {
+				where := strings.Join(m.Stores, ",") + " on " + strings.Join(m.Transports, ",")
+				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s consumer: %s\n", m.Name, m.CaughtBy, where, m.Bug)
 			}
 			return nil
 		},

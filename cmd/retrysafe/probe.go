@@ -3,14 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/probe"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/probe"
 	"github.com/spf13/cobra"
 )
 
@@ -86,9 +87,9 @@ func runProbe(cmd *cobra.Command, f *probeFlags) error {
 			f.opts.MinInterval = probe.DefaultRemoteInterval
 		}
 	}
-	var old *probe.Profile
+	var old *profile.Profile
 	if f.compare != "" {
-		if old, err = probe.ReadFile(f.compare); err != nil {
+		if old, err = profile.ReadFile(f.compare); err != nil {
 			return usageErr("--compare: %v", err)
 		}
 	}
@@ -106,7 +107,7 @@ func runProbe(cmd *cobra.Command, f *probeFlags) error {
 	if f.json {
 		prof.Encode(out)
 	} else {
-		probe.WriteText(out, prof)
+		profile.WriteText(out, prof)
 	}
 	if f.out != "" {
 		if err := prof.WriteFile(f.out); err != nil {
@@ -120,9 +121,9 @@ func runProbe(cmd *cobra.Command, f *probeFlags) error {
 	if f.json {
 		out = cmd.ErrOrStderr() // stdout holds the JSON alone
 	}
-	changes := probe.Compare(old, prof)
+	changes := profile.Compare(old, prof)
 	fmt.Fprintf(out, "\ncompared with %s (probed %s):\n", f.compare, old.Started.Format(time.RFC3339))
-	probe.WriteChanges(out, changes)
+	profile.WriteChanges(out, changes)
 	if len(changes) > 0 {
 		names := make([]string, len(changes))
 		for i, c := range changes {

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/retrysafe/retrysafe/targets/probe"
-	"github.com/retrysafe/retrysafe/targets/probe/probetest"
+	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -35,12 +35,12 @@ func TestProbeCommandWritesProfile(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
 	}
-	p, err := probe.ReadFile(out)
+	p, err := profile.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Schema != probe.SchemaVersion || p.Field(probe.FieldMismatchStatus).Value != "422" {
-		t.Errorf("profile file: schema %q, mismatch_status %+v", p.Schema, p.Field(probe.FieldMismatchStatus))
+	if p.Schema != profile.SchemaVersion || p.Field(profile.FieldMismatchStatus).Value != "422" {
+		t.Errorf("profile file: schema %q, mismatch_status %+v", p.Schema, p.Field(profile.FieldMismatchStatus))
 	}
 }
 

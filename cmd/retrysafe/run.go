@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/ginkgorun"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +21,7 @@ func init() { extraCommands = append(extraCommands, newRunCmd) }
 type runFlags struct {
 	target    string
 	reportDir string
-	opts      suites.RunOptions
+	opts      ginkgorun.Options
 	settings  suites.Settings
 	strict    bool
 	store     string
@@ -51,8 +51,8 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "target file (default: start and test the reference API)")
-	fl.StringVar(&f.opts.LabelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'property:race || property:replay' or '!wait:retention'")
-	fl.StringVar(&f.opts.Focus, "focus", "", "run only specs whose text matches this regular expression")
+	fl.StringVar(&f.opts.Selection.LabelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'property:race || property:replay' or '!wait:retention'")
+	fl.StringVar(&f.opts.Selection.Focus, "focus", "", "run only specs whose text matches this regular expression")
 	fl.StringVar(&f.reportDir, "report-dir", "retrysafe-report", "folder for junit.xml, report.json and summary.md")
 	fl.Int64Var(&f.settings.Seed, "seed", 0, "seed of the run's random choices (default: time-based; printed)")
 	fl.StringVar(&f.settings.KeyPrefix, "key", "", "prefix of every idempotency key (default: rs-<run id>); reuses a failed run's keys")
@@ -76,7 +76,7 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 
 func runRun(cmd *cobra.Command, f *runFlags) error {
 	out := cmd.OutOrStdout()
-	if err := suites.CheckLabelFilter(f.opts.LabelFilter); err != nil {
+	if err := suites.CheckLabelFilter(f.opts.Selection.LabelFilter); err != nil {
 		return usageErr("%v", err)
 	}
 	if f.opts.Timeout <= 0 {
@@ -92,8 +92,6 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	deadline := time.Now().Add(f.opts.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var procs faults.Processes
-	defer procs.StopAll(5 * time.Second)
 
 	tmp, err := os.MkdirTemp("", "retrysafe-run-")
 	if err != nil {
@@ -105,32 +103,20 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return notStarted(ctx, f, err)
 	}
 	defer t.Close()
-	remote := t.RemoteInstances()
-	if err := guardRemote(remote, f.allowRemote); err != nil {
-		return err
-	}
-	if len(remote) > 0 {
-		capRemote(cmd, f, remote, out)
-	}
-	kit, err := suites.SetUpFaults(ctx, t, &procs)
+	f.settings.Repro = reproBase(f)
+	leaveDefaults(cmd, &f.settings)
+	h, err := suites.Open(ctx, t, suites.WithSettings(f.settings), suites.AllowRemote(f.allowRemote), suites.WithLog(out))
 	if err != nil {
 		return notStarted(ctx, f, usageErr("%v", err))
 	}
-	defer kit.Close()
-	if err := checkReachable(ctx, t); err != nil {
-		return notStarted(ctx, f, usageErr("%v", err))
-	}
-	f.settings.Repro = reproBase(f)
-	env := suites.NewEnv(t, f.settings)
-	env.Faults = kit
-	defer env.Close()
+	defer h.Close()
+	env := h.Env()
 	fmt.Fprintf(out, "retrysafe: testing %s (%s), run %s, seed %d\n", t.Name, t.Instances[0].URL.Redacted(), env.Settings.RunID, env.Settings.Seed)
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		return usageErr("--report-dir: %v", err)
 	}
 	opts := f.opts
 	opts.JUnitFile = filepath.Join(f.reportDir, "junit.xml")
-	opts.ReportDir = f.reportDir
 	opts.Progress = out
 	ginkgoLog, err := os.Create(filepath.Join(f.reportDir, "ginkgo.log"))
 	if err == nil {
@@ -141,16 +127,16 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return notStarted(ctx, f, err)
 	}
 	opts.Timeout = time.Until(deadline)
-	run, err := suites.Run(env, opts)
-	env.Close() // ends whatever a spec abandoned by an interrupt or the deadline still sends
+	res, err := ginkgorun.Run(ctx, h, opts)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	run := res.Report
 	markIncomplete(run, sigs, deadline, f.opts.Timeout)
-	cleanUp(ctx, t, env, out)
+	h.Close() // clean-up, faults healed, processes stopped before the reports are written
 	run.Tool = "retrysafe"
 	run.ExitCode = exitCodeOf(run, f.strict)
-	if err := writeReports(f.reportDir, run, htmlExtras(f.reportDir, env)); err != nil {
+	if err := writeReports(f.reportDir, res); err != nil {
 		return &exitError{exitIncomplete, err}
 	}
 	fmt.Fprintln(out)
@@ -160,6 +146,16 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return &exitError{run.ExitCode, fmt.Errorf("verdict: %s", verdictWord(run, f.strict))}
 	}
 	return nil
+}
+
+// leaveDefaults leaves the settings whose flags were not given at zero, so that the harness
+// picks their defaults (modest ones for a remote target).
+func leaveDefaults(cmd *cobra.Command, s *suites.Settings) {
+	for flag, v := range map[string]*int{"burst": &s.RaceK, "rounds": &s.RaceRounds, "replays": &s.ReplayN, "load-rate": &s.LoadRate} {
+		if !cmd.Flags().Changed(flag) {
+			*v = 0
+		}
+	}
 }
 
 // notStarted is the error of a run that ended before the properties ran: exit 3 when a
@@ -226,16 +222,21 @@ func verdictWord(run *reports.Run, strict bool) string {
 	return "pass"
 }
 
-// writeReports writes report.json, summary.md and report.html (junit.xml is written by
-// Ginkgo).
-func writeReports(dir string, run *reports.Run, extras *reports.HTMLExtras) error {
-	if err := reports.WriteJSON(filepath.Join(dir, "report.json"), run); err != nil {
+// writeReports writes report.json, summary.md, report.html and the run's artefacts (the load
+// plot); junit.xml is written by Ginkgo.
+func writeReports(dir string, res *suites.Result) error {
+	for name, data := range res.Artefacts {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := reports.WriteJSON(filepath.Join(dir, "report.json"), res.Report); err != nil {
 		return err
 	}
-	if err := reports.WriteMarkdown(filepath.Join(dir, "summary.md"), run); err != nil {
+	if err := reports.WriteMarkdown(filepath.Join(dir, "summary.md"), res.Report); err != nil {
 		return err
 	}
-	return reports.WriteHTML(filepath.Join(dir, "report.html"), run, extras)
+	return reports.WriteHTML(filepath.Join(dir, "report.html"), res.Report, res.HTML)
 }
 
 // reproBase is the command line that reruns this run, to which a failure adds --focus,

@@ -19,6 +19,7 @@ func newServeCmd() *cobra.Command {
 		mutant    string
 		keyFormat string
 		auth      string
+		cons      *consumerFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -31,9 +32,22 @@ Shape options give the API another face, so that checks are proven on APIs unlik
 --key-format uuid (only UUID keys), --auth none (the tenant is the X-Tenant header),
 --mismatch-status N, and --hooks: POST /_test/fail (optional body {"status": 503}) makes
 the next claimed POST fail as a handler error would, and X-Test-Delay: MS on a POST widens
-its in-flight window by MS milliseconds (at most 60000).`,
+its in-flight window by MS milliseconds (at most 60000).
+
+--consumer webhook|amqp|nats serves the reference event consumer instead: it deduplicates
+deliveries on the event id (POST /webhooks, or messages from --broker-url), applies each
+event's effect once (GET /v1/effects?event=ID counts them; it calls --downstream), keeps
+each object's newest version (GET /v1/objects/ID), and verifies --signing. The consumer's
+mutants are listed by 'retrysafe mutants'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cons.transport != "" {
+				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return serveConsumer(ctx, cmd, cons, serveCommon{addr: opts.Addr, store: opts.Store, dsn: opts.DSN, mutant: mutant,
+					downstream: opts.Config.Downstream, lockTimeout: opts.Config.LockTimeout,
+					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay})
+			}
 			m, err := reference.ParseMutant(mutant)
 			if err != nil {
 				return usageErr("--mutant: %v", err)
@@ -83,5 +97,6 @@ its in-flight window by MS milliseconds (at most 60000).`,
 	f.StringVar(&auth, "auth", string(reference.AuthBearer), "how the tenant is known: bearer (Authorization: Bearer <tenant>, else 401) or none (X-Tenant: <tenant>, else 400)")
 	f.BoolVar(&opts.Config.Hooks, "hooks", false, "serve the test hooks: POST "+reference.FailPath+" and the "+reference.DelayHeader+" header")
 	f.IntVar(&opts.Config.MismatchStatus, "mismatch-status", http.StatusUnprocessableEntity, "status of a reused key with another payload (400 to 499)")
+	cons = addConsumerFlags(cmd)
 	return cmd
 }

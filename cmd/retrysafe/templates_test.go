@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/retrysafe/retrysafe/targets/probe/probetest"
+	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 

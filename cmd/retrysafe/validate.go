@@ -15,9 +15,13 @@ func newValidateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, files []string) error {
 			bad := 0
 			for _, f := range files {
-				problems := targets.Validate(f)
+				problems, warnings := targets.Validate(f)
 				for _, p := range problems {
 					fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+				}
+				for _, w := range warnings {
+					w.Message = "warning: " + w.Message
+					fmt.Fprintln(cmd.ErrOrStderr(), w.String())
 				}
 				if len(problems) > 0 {
 					bad++

@@ -7,9 +7,9 @@ import (
 )
 
 // Legend explains the marks of the table.
-const Legend = "✗ unsafe (a duplicate record, a response served across tenants or operations, a stuck key, " +
-	"a 5xx to a race loser, another request's response replayed) · ≠ differs from the most common value " +
-	"of its row (a status, header or policy) · – no data"
+const Legend = "✗ unsafe (a run: a failure of an unsafe kind, such as a duplicate or lost record, an answer served " +
+	"across tenants, credentials or requests, an accepted mismatch, a stuck key, a dropped event; a profile: an unsafe " +
+	"behaviour) · ≠ differs from the most common value of its row (a status, header or policy) · – no data"
 
 // cellText is a cell as the Markdown table shows it.
 func cellText(c Cell) string {

@@ -1,10 +1,10 @@
 // Package matrix puts several targets side by side: one table with a column per target (a
 // behaviour profile written by `retrysafe probe`, or a run report written by `retrysafe run`)
-// and a row per behaviour and per property verdict. It marks the cells that are unsafe (a
-// duplicate record, a response served across tenants or operations, a stuck key, a 5xx to a
-// race loser, another request's response replayed) apart from the cells that merely differ
-// from the rest of their row (status codes, headers, policies), and renders the table in
-// Markdown and HTML.
+// and a row per behaviour and per property verdict. It marks the cells that are unsafe apart
+// from the cells that merely differ from the rest of their row (status codes, headers,
+// policies), and renders the table in Markdown and HTML. A run report's failure is unsafe when
+// one of its anomalies is of an unsafe kind (reports.Kind.Unsafe): the matrix reads kinds, never
+// the wording of a message.
 package matrix
 
 import (
@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/targets/probe"
+	"github.com/retrysafe/retrysafe/reports/profile"
 )
 
 // Kinds of column.
@@ -90,8 +90,8 @@ func Load(path string) (Column, error) {
 		return Column{}, fmt.Errorf("%s: not JSON: %v", path, err)
 	}
 	switch head.Schema {
-	case probe.SchemaVersion:
-		p, err := probe.Decode(data)
+	case profile.SchemaVersion:
+		p, err := profile.Decode(data)
 		if err != nil {
 			return Column{}, fmt.Errorf("%s: %w", path, err)
 		}
@@ -104,11 +104,11 @@ func Load(path string) (Column, error) {
 		return FromRun(path, r), nil
 	}
 	return Column{}, fmt.Errorf("%s: schema %q is neither a profile (%s) nor a run report (%s)",
-		path, head.Schema, probe.SchemaVersion, reports.SchemaVersion)
+		path, head.Schema, profile.SchemaVersion, reports.SchemaVersion)
 }
 
 // FromProfile makes a column of a behaviour profile.
-func FromProfile(source string, p *probe.Profile) Column {
+func FromProfile(source string, p *profile.Profile) Column {
 	c := Column{Name: p.Target.Name, Source: source, Kind: KindProfile}
 	for _, f := range p.Fields {
 		c.set(f.Name, Cell{Value: f.Value, Unsafe: f.Unsafe, Note: f.Note})
@@ -121,7 +121,7 @@ func FromProfile(source string, p *probe.Profile) Column {
 func FromRun(source string, r *reports.Run) Column {
 	c := Column{Name: r.Target.Name, Source: source, Kind: KindRun}
 	decl := declared(r.Target.Profile)
-	for _, name := range probe.FieldOrder {
+	for _, name := range profile.FieldOrder {
 		if v, ok := decl[name]; ok {
 			c.set(name, Cell{Value: v, Note: "declared in the target file and checked by the run"})
 		}
@@ -130,8 +130,12 @@ func FromRun(source string, r *reports.Run) Column {
 		cell := Cell{Value: string(p.Verdict), Note: p.Reason}
 		if p.Verdict == reports.Fail {
 			cell.Value = "FAIL"
-			cell.Unsafe = unsafeFailure(p)
+			var noKinds bool
+			cell.Unsafe, noKinds = unsafeFailure(p)
 			cell.Note = failingSpecs(p)
+			if noKinds && cell.Unsafe == "" {
+				cell.Note += " (" + noKindsNote + ")"
+			}
 		}
 		c.set(PropertyPrefix+p.Name, cell)
 	}
@@ -144,38 +148,27 @@ func declared(m map[string]string) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, name := range []string{probe.FieldMismatchStatus, probe.FieldMissingKeyStatus, probe.FieldEmptyKeyStatus,
-		probe.FieldLongKeyStatus, probe.FieldMaxKeyLength, probe.FieldErrorPolicy, probe.FieldExpired} {
+	for _, name := range []string{profile.FieldMismatchStatus, profile.FieldMissingKeyStatus, profile.FieldEmptyKeyStatus,
+		profile.FieldLongKeyStatus, profile.FieldMaxKeyLength, profile.FieldErrorPolicy, profile.FieldExpired} {
 		if v := m[name]; v != "" {
 			out[name] = v
 		}
 	}
 	switch m["in_flight"] {
 	case "status", "":
-		out[probe.FieldInFlight] = m["in_flight_status"]
+		out[profile.FieldInFlight] = m["in_flight_status"]
 	case "either":
-		out[probe.FieldInFlight] = "either (" + m["in_flight_status"] + " or wait-replay)"
+		out[profile.FieldInFlight] = "either (" + m["in_flight_status"] + " or wait-replay)"
 	default:
-		out[probe.FieldInFlight] = m["in_flight"]
+		out[profile.FieldInFlight] = m["in_flight"]
 	}
 	if forms := m["key_forms"]; forms != "" {
-		out[probe.FieldKeyForms] = "[" + strings.Join(strings.Split(forms, ","), ", ") + "]"
+		out[profile.FieldKeyForms] = "[" + strings.Join(strings.Split(forms, ","), ", ") + "]"
 	}
 	if h := m["replay_header"]; h != "" { // "" declares no header required, not a header absent
-		out[probe.FieldReplayHeader] = h
+		out[profile.FieldReplayHeader] = h
 	}
 	return out
-}
-
-// failingSpecs names the failing specs of a property.
-func failingSpecs(p reports.Property) string {
-	var names []string
-	for _, s := range p.Specs {
-		if s.Verdict == reports.Fail {
-			names = append(names, s.Text)
-		}
-	}
-	return strings.Join(names, "; ")
 }
 
 // Row is one behaviour or property across the columns.
@@ -192,7 +185,7 @@ type Table struct {
 	Rows    []Row
 }
 
-// Build lays the columns side by side: behaviour rows in probe.FieldOrder (plus any other
+// Build lays the columns side by side: behaviour rows in profile.FieldOrder (plus any other
 // field), then the property rows in the order they first appear; rows without any data are
 // left out. Column names that repeat get a number. Each cell is marked: Unsafe when its value
 // is unsafe, Different when it is not the most common value of its row (ties go to the
@@ -232,10 +225,10 @@ func rowNames(cols []Column) []string {
 		}
 	}
 	rank := func(name string) int {
-		if i := slices.Index(probe.FieldOrder, name); i >= 0 {
+		if i := slices.Index(profile.FieldOrder, name); i >= 0 {
 			return i
 		}
-		return len(probe.FieldOrder)
+		return len(profile.FieldOrder)
 	}
 	slices.SortStableFunc(fields, func(a, b string) int {
 		if d := rank(a) - rank(b); d != 0 {
@@ -270,7 +263,7 @@ func addOnce(list []string, s string) []string {
 func markRow(cells []Cell) {
 	counts := map[string]int{}
 	for _, c := range cells {
-		if c.Value != "" && c.Value != probe.NotProbed {
+		if c.Value != "" && c.Value != profile.NotProbed {
 			counts[c.Value]++
 		}
 	}
@@ -287,7 +280,7 @@ func markRow(cells []Cell) {
 			c.Mark = Empty
 		case c.Unsafe != "":
 			c.Mark = Unsafe
-		case c.Value == probe.NotProbed:
+		case c.Value == profile.NotProbed:
 			c.Mark = NotProbed
 		case c.Value != mode:
 			c.Mark = Different

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/targets/probe"
+	"github.com/retrysafe/retrysafe/reports/profile"
 )
 
 func column(name string, cells map[string]Cell) Column {
 	c := Column{Name: name, Kind: KindProfile}
-	for _, f := range probe.FieldOrder {
+	for _, f := range profile.FieldOrder {
 		if cell, ok := cells[f]; ok {
 			c.set(f, cell)
 		}
@@ -23,9 +23,9 @@ func column(name string, cells map[string]Cell) Column {
 
 func TestBuildMarks(t *testing.T) {
 	cols := []Column{
-		column("a", map[string]Cell{"mismatch_status": {Value: "422"}, "in_flight": {Value: "409"}, "expired": {Value: probe.NotProbed}, "error_policy": {Value: "replay"}}),
+		column("a", map[string]Cell{"mismatch_status": {Value: "422"}, "in_flight": {Value: "409"}, "expired": {Value: profile.NotProbed}, "error_policy": {Value: "replay"}}),
 		column("b", map[string]Cell{"mismatch_status": {Value: "400"}, "in_flight": {Value: "500", Unsafe: "5xx to a race loser"}, "error_policy": {Value: "retry"}}),
-		column("c", map[string]Cell{"mismatch_status": {Value: "422"}, "in_flight": {Value: "409"}, "expired": {Value: probe.NotProbed}}),
+		column("c", map[string]Cell{"mismatch_status": {Value: "422"}, "in_flight": {Value: "409"}, "expired": {Value: profile.NotProbed}}),
 	}
 	table := Build(cols)
 	got := map[string][]Mark{}
@@ -50,7 +50,7 @@ func TestBuildMarks(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	if want := "mismatch_status in_flight error_policy expired"; strings.Join(names, " ") != want {
-		t.Errorf("rows %v, want %s (probe.FieldOrder)", names, want)
+		t.Errorf("rows %v, want %s (profile.FieldOrder)", names, want)
 	}
 }
 
@@ -63,11 +63,19 @@ func equalMarks(a, b []Mark) bool {
 	return true
 }
 
-// sampleRun is a run report with one property of each kind of failure.
-func sampleRun() *reports.Run {
-	statusFailure := func(want, got string) string {
-		return "same key, different payload: expected status " + want + ", got:\n#7 op=orders key=k outcome=ok 1ms\n> POST http://127.0.0.1:1/v1/orders\n< " + got + " Created\n"
+// failing is a failing property with one spec whose checker found the anomalies.
+func failing(name, text, failure string, kinds ...reports.Kind) reports.Property {
+	var as []reports.Anomaly
+	for _, k := range kinds {
+		as = append(as, reports.Anomaly{Kind: k, Op: "orders", Key: "k", Message: "found " + string(k)})
 	}
+	return reports.Property{Name: name, Verdict: reports.Fail,
+		Specs: []reports.Spec{{Text: text, Verdict: reports.Fail, Failure: failure, Anomalies: as}}}
+}
+
+// sampleRun is a run report with one property of each kind of failure. The failure texts are
+// deliberately misleading: the matrix must read the kinds alone.
+func sampleRun() *reports.Run {
 	return &reports.Run{
 		Schema: reports.SchemaVersion, Complete: true,
 		Target: reports.TargetInfo{Name: "orders-api", Profile: map[string]string{
@@ -75,14 +83,12 @@ func sampleRun() *reports.Run {
 			"missing_key_status": "processed", "replay_header": "Idempotent-Replayed: true"}},
 		Properties: []reports.Property{
 			{Name: "replay", Verdict: reports.Pass},
-			{Name: "keys", Verdict: reports.Fail, Specs: []reports.Spec{{Text: "orders: an empty key gets 400", Verdict: reports.Fail,
-				Failure: "empty key: expected status 400, got:\n#3 op=orders\n> POST http://127.0.0.1:1/v1/orders\n< 422 Unprocessable Entity\n"}}},
-			{Name: "mismatch", Verdict: reports.Fail, Specs: []reports.Spec{{Text: "orders: the same key with another payload gets 400", Verdict: reports.Fail,
-				Failure: statusFailure("400", "201")}}},
-			{Name: "expiry", Verdict: reports.Fail, Specs: []reports.Spec{{Text: "an expired key is new", Verdict: reports.Fail,
-				Failure: "business records of orders for ref r (tenant a, key k)\nExpected\n    <int>: 2\nto equal\n    <int>: 1"}}},
-			{Name: "error-replay", Verdict: reports.Fail, Specs: []reports.Spec{{Text: "a 5xx is replayed", Verdict: reports.Fail, Failure: "expected status 502, got:\n#2\n< 201 Created\n"}}},
-			{Name: "race", Verdict: reports.Fail, Specs: []reports.Spec{{Text: "rounds", Verdict: reports.Fail, Failure: "2 of 20 rounds violated"}}},
+			failing("keys", "orders: an empty key gets 400", "a duplicate record!", reports.KindWrongStatus),
+			failing("mismatch", "orders: the same key with another payload gets 400", "expected 400, got 201", reports.KindMismatchAccepted),
+			failing("expiry", "an expired key is new", "a status differs", reports.KindDuplicateRecord),
+			failing("error-replay", "a 5xx is replayed", "expected 502, got 201", reports.KindReplayDiffs),
+			failing("race", "rounds", "2 of 20 rounds violated", reports.KindServerError, reports.KindDuplicateRecord),
+			failing("load", "load", "3 business records: a duplicate", reports.KindReplayDiffs, reports.KindServerError),
 			{Name: "tenancy", Verdict: reports.Skipped, Reason: "the target declares fewer than two tenants"},
 		},
 	}
@@ -98,11 +104,12 @@ func TestFromRun(t *testing.T) {
 		{"key_forms", "[bare]", false},
 		{"missing_key_status", "processed", false},
 		{"property replay", "pass", false},
-		{"property keys", "FAIL", false},         // a status differs: merely different
-		{"property mismatch", "FAIL", true},      // a different payload got a success
-		{"property expiry", "FAIL", true},        // two records where one was due
-		{"property error-replay", "FAIL", false}, // a policy
-		{"property race", "FAIL", true},
+		{"property keys", "FAIL", false},         // wrong-status: merely different, whatever the text says
+		{"property mismatch", "FAIL", true},      // mismatch-accepted
+		{"property expiry", "FAIL", true},        // duplicate-record
+		{"property error-replay", "FAIL", false}, // replay-differs
+		{"property race", "FAIL", true},          // one unsafe kind among others is enough
+		{"property load", "FAIL", false},         // replay-differs and server-error only
 		{"property tenancy", "skipped", false},
 	}
 	for _, tt := range tests {
@@ -110,6 +117,30 @@ func TestFromRun(t *testing.T) {
 		if cell.Value != tt.value || (cell.Unsafe != "") != tt.unsafe {
 			t.Errorf("%s = %q (unsafe %q), want %q unsafe=%v", tt.row, cell.Value, cell.Unsafe, tt.value, tt.unsafe)
 		}
+	}
+	if got := c.Cells["property race"].Unsafe; !strings.HasPrefix(got, "duplicate-record: ") {
+		t.Errorf("race unsafe = %q, want it to name the kind", got)
+	}
+}
+
+// A run report whose only failure is a replay that answered 200 instead of 201 (one record,
+// same body) differs; one with a duplicate record is unsafe, whatever its messages say.
+func TestMatrixReadsKindsNotMessages(t *testing.T) {
+	run := func(p reports.Property) *reports.Run {
+		return &reports.Run{Schema: reports.SchemaVersion, Complete: true, Target: reports.TargetInfo{Name: "api"},
+			Properties: []reports.Property{p}}
+	}
+	status := FromRun("a.json", run(failing("replay", "orders: 10 sequential sends", "2 business records, a duplicate!", reports.KindReplayDiffs)))
+	if cell := status.Cells["property replay"]; cell.Value != "FAIL" || cell.Unsafe != "" {
+		t.Errorf("replay status difference: %+v, want a FAIL that is not unsafe", cell)
+	}
+	dup := FromRun("b.json", run(failing("replay", "orders: 10 sequential sends", "the status differs", reports.KindDuplicateRecord)))
+	if cell := dup.Cells["property replay"]; cell.Unsafe == "" {
+		t.Errorf("duplicate record: %+v, want unsafe", cell)
+	}
+	old := FromRun("c.json", run(failing("race", "rounds", "Expected <int>: 2 to equal <int>: 1 business records")))
+	if cell := old.Cells["property race"]; cell.Unsafe != "" || !strings.Contains(cell.Note, "no anomaly kinds") {
+		t.Errorf("a report without kinds: %+v, want a difference with a note", cell)
 	}
 }
 
@@ -120,7 +151,7 @@ func TestLoadTellsFilesApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	profFile := filepath.Join(dir, "profile.json")
-	prof := &probe.Profile{Target: probe.TargetInfo{Name: "stripe"}, Fields: []probe.Field{{Name: "mismatch_status", Value: "400"}}}
+	prof := &profile.Profile{Target: profile.TargetInfo{Name: "stripe"}, Fields: []profile.Field{{Name: "mismatch_status", Value: "400"}}}
 	if err := prof.WriteFile(profFile); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +169,7 @@ func TestLoadTellsFilesApart(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	prof := &probe.Profile{Target: probe.TargetInfo{Name: "orders-api"}, Fields: []probe.Field{
+	prof := &profile.Profile{Target: profile.TargetInfo{Name: "orders-api"}, Fields: []profile.Field{
 		{Name: "mismatch_status", Value: "201", Unsafe: "another request's response replayed"},
 		{Name: "replay_header", Value: "X-Odd: a|b"},
 	}}

@@ -1,4 +1,4 @@
-package probe
+package profile
 
 import (
 	"bytes"
@@ -242,4 +242,31 @@ func ReadFile(path string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// Summary is one line naming the evidence: "#4 201, #5 422; records 1".
+func (f Field) Summary() string {
+	var parts []string
+	for _, x := range f.Evidence {
+		s := fmt.Sprintf("#%d", x.Seq)
+		switch {
+		case x.Status != 0:
+			s += fmt.Sprintf(" %d", x.Status)
+		case x.Outcome != "":
+			s += " " + x.Outcome
+		}
+		parts = append(parts, s)
+	}
+	out := strings.Join(parts, ", ")
+	if len(parts) > 8 {
+		out = strings.Join(parts[:4], ", ") + fmt.Sprintf(", ... %d more ..., ", len(parts)-6) + strings.Join(parts[len(parts)-2:], ", ")
+	}
+	if len(f.Records) > 0 {
+		counts := make([]string, len(f.Records))
+		for i, c := range f.Records {
+			counts[i] = fmt.Sprint(c.Records)
+		}
+		out += "; records " + strings.Join(counts, ", ")
+	}
+	return out
 }

@@ -67,7 +67,7 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("Run: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"1. Arrival spread", "lastbyte", "barrier", "vegeta", "2. Race detection", "sqlite",
-		"postgres", "3. Load overhead", "4. History cost", "CheckLoad over 20000 attempts"} {
+		"postgres", "3. Load overhead", "4. History cost", "check.Load over 20000 attempts"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())
 		}

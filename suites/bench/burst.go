@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites"
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -26,18 +26,20 @@ var burstModes = []string{modeLastByte, modeBarrier, modeVegeta}
 
 // burster fires same-key bursts at one server in any of the modes.
 type burster struct {
-	env *suites.Env
-	hc  *http.Client // Vegeta's client, kept across attacks so that its connections stay warm
-	k   int
+	env     *suites.S
+	closeFn func()
+	hc      *http.Client // Vegeta's client, kept across attacks so that its connections stay warm
+	k       int
 }
 
 func newBurster(s *server, k int) *burster {
 	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: k, MaxConnsPerHost: k}
-	return &burster{env: s.env(suites.Settings{RaceK: k}), hc: &http.Client{Transport: tr}, k: k}
+	env, closeFn := s.session(suites.Settings{RaceK: k})
+	return &burster{env: env, closeFn: closeFn, hc: &http.Client{Transport: tr}, k: k}
 }
 
 func (b *burster) close() {
-	b.env.Close()
+	b.closeFn()
 	b.hc.CloseIdleConnections()
 }
 
@@ -227,11 +229,11 @@ func raceRounds(ctx context.Context, o *Options, store string) (map[string]int, 
 			if err != nil {
 				return nil, fmt.Errorf("%s burst: %w", m, err)
 			}
-			n, err := op.Count()
-			if err != nil {
-				return nil, fmt.Errorf("count: %w", err)
+			c := op.Count()
+			if c.Err != "" {
+				return nil, fmt.Errorf("count: %s", c.Err)
 			}
-			if n > 1 {
+			if c.N > 1 {
 				dups[m]++
 			}
 		}

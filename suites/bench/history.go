@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -11,16 +12,16 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites"
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // wholeSample is the number of attempts kept whole to measure what compaction saves.
 const wholeSample = 100_000
 
 // historyBench is benchmark 4: memory per recorded attempt of a load-shaped history, compact
-// vs whole, and the time CheckLoad takes over it.
+// vs whole, and the time check.Load takes over it.
 func historyBench(ctx context.Context, o *Options) error {
 	t, err := targets.Parse("reference.yaml (embedded)", examples.Reference, func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -47,7 +48,7 @@ func historyBench(ctx context.Context, o *Options) error {
 	}
 	runtime.GC()
 	started := time.Now()
-	res := suites.CheckLoad(compact.After(0), counts, p)
+	res := check.Load(compact.After(0), counts, p)
 	checking := time.Since(started)
 	if res.Attempts != o.HistoryN || len(res.Anomalies) > 0 {
 		return fmt.Errorf("the check of the synthetic history is wrong: %d attempts, %d anomalies", res.Attempts, len(res.Anomalies))
@@ -69,7 +70,7 @@ func historyBench(ctx context.Context, o *Options) error {
 		o.HistoryN, compactBytes, float64(recording.Microseconds())/float64(o.HistoryN), verdict(compactBytes < 300))
 	fmt.Fprintf(w, "   whole (%d attempts):    %6.0f bytes/attempt, %.2fµs to record each -> compact is %.1fx smaller\n",
 		wholeSample, wholeBytes, float64(wholeRecording.Microseconds())/wholeSample, wholeBytes/compactBytes)
-	fmt.Fprintf(w, "   CheckLoad over %d attempts (%d operations): %s (goal < 5s: %s)\n\n",
+	fmt.Fprintf(w, "   check.Load over %d attempts (%d operations): %s (goal < 5s: %s)\n\n",
 		res.Attempts, res.Ops, checking.Round(time.Millisecond), verdict(checking < 5*time.Second))
 	return nil
 }

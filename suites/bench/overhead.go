@@ -121,7 +121,7 @@ func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, lo
 		}
 		runtime.GC()
 		bare = append(bare, measure(func() int { return bareAttack(s, bareWorkers(o.LoadWorkers), o.LoadDuration, int64(i)) }))
-		env := s.env(suites.Settings{LoadWorkers: o.LoadWorkers})
+		env, closeEnv := s.session(suites.Settings{LoadWorkers: o.LoadWorkers})
 		runtime.GC()
 		var run *suites.LoadRun
 		smp := measure(func() int {
@@ -129,7 +129,7 @@ func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, lo
 			return run.Attempts()
 		})
 		env.FinishLoad(run)
-		env.Close()
+		closeEnv()
 		if run.Err != nil {
 			return nil, nil, nil, run.Err
 		}

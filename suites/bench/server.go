@@ -67,10 +67,15 @@ func startServer(ctx context.Context, kind string, m reference.Mutant, workDelay
 	return s, nil
 }
 
-// env returns a new environment against the server.
-func (s *server) env(settings suites.Settings) *suites.Env {
+// session opens a harness against the server and returns a running session on it; close
+// closes the harness.
+func (s *server) session(settings suites.Settings) (sess *suites.S, close func()) {
 	settings.Seed = 1
-	return suites.NewEnv(s.target, settings)
+	h, err := suites.Open(context.Background(), s.target, suites.WithSettings(settings))
+	if err != nil {
+		panic("bench: open a harness on the in-process server: " + err.Error()) // the server is this process's own
+	}
+	return h.Env().Session(context.Background()), func() { h.Close() }
 }
 
 func (s *server) close() {

@@ -1,4 +1,4 @@
-package suites
+package check
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/theory/jsonpath/spec"
 )
 

@@ -1,4 +1,4 @@
-package suites
+package check
 
 import (
 	"net/http"
@@ -62,19 +62,5 @@ func TestCompareStatusAndHeaders(t *testing.T) {
 	want := []string{"status (201 != 200)", "header Location"}
 	if got := Compare(a, b, p); !slices.Equal(got, want) {
 		t.Errorf("Compare = %q, want %q", got, want)
-	}
-}
-
-func TestShellQuoteAndPadKey(t *testing.T) {
-	for in, want := range map[string]string{"abc": "abc", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "^x$": "'^x$'"} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-	if got := padKey("abc", 8, 'x'); got != "abc-xxxx" || len(got) != 8 {
-		t.Errorf("padKey = %q", got)
-	}
-	if got := padKey("abcdefgh", 4, 'x'); got != "abcd" {
-		t.Errorf("padKey cut = %q", got)
 	}
 }

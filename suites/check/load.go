@@ -1,37 +1,17 @@
-package suites
+package check
 
 import (
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports"
 	"iter"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
-
-// Kinds of load anomalies.
-const (
-	AnomalyDuplicate   = "duplicate"         // more than one business record for one operation
-	AnomalyNoRecord    = "no-record"         // a 2xx answer, but no business record
-	AnomalyReplayDiffs = "replay-differs"    // a later 2xx answer differs from the first
-	Anomaly5xx         = "5xx"               // a server error
-	AnomalyStatus      = "unexpected-status" // neither 2xx, nor the in-flight status, nor 429
-)
-
-// LoadAnomaly is one violation found in a load history.
-type LoadAnomaly struct {
-	Kind   string
-	Key    string
-	Seqs   []int64 // the attempts involved
-	Detail string
-}
-
-func (a LoadAnomaly) String() string {
-	return fmt.Sprintf("%s: key %s: %s (attempts %v)", a.Kind, a.Key, a.Detail, a.Seqs)
-}
 
 // Latencies summarises a set of attempt durations.
 type Latencies struct {
@@ -39,7 +19,7 @@ type Latencies struct {
 	P50, P90, P99 time.Duration
 }
 
-// LoadResult is what CheckLoad finds in a load history.
+// LoadResult is what Load finds in a load history.
 type LoadResult struct {
 	// Attempts, Ops and Unknown count attempts, operations (keys) and attempts without an
 	// answer.
@@ -52,7 +32,7 @@ type LoadResult struct {
 	// Replay those of every later 2xx answer.
 	First, Replay Latencies
 	// Anomalies are the violations, ordered by kind and key.
-	Anomalies []LoadAnomaly
+	Anomalies []reports.Anomaly
 }
 
 // Throughput is the number of attempts per second over the history's span.
@@ -73,6 +53,7 @@ type loadKey struct {
 	lastSeq    int64 // the last attempt with a 2xx answer
 	successes  int
 	key        string
+	op, tenant string
 	records    int  // business records counted
 	counted    bool // records holds a count
 }
@@ -88,14 +69,14 @@ func (k *loadKey) seqs() []int64 {
 	return []int64{k.origSeq, k.lastSeq}
 }
 
-// CheckLoad checks a load history, operation by operation (an operation is one idempotency
+// Load checks a load history, operation by operation (an operation is one idempotency
 // key). counts holds the business records counted for each key; a key absent from counts is
 // not checked for records. For every operation it verifies: exactly one record when some
 // answer was a 2xx, at most one otherwise; every later 2xx answer equal to the first (status
 // and body, the profile's ignored JSON paths left out); no 5xx; no status other than 2xx,
 // the profile's in-flight status and 429. An attempt without an answer (unknown) is never
-// held against the target. CheckLoad is pure: it reads nothing but its arguments.
-func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile) *LoadResult {
+// held against the target. Load is pure: it reads nothing but its arguments.
+func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile) *LoadResult {
 	res := &LoadResult{Statuses: map[int]int{}}
 	index := make(map[string]int, len(counts)) // key -> position in keys
 	keys := make([]loadKey, 0, len(counts))
@@ -113,7 +94,7 @@ func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targ
 			i = len(keys)
 			index[a.Key] = i
 			n, counted := counts[a.Key]
-			keys = append(keys, loadKey{key: a.Key, records: n, counted: counted})
+			keys = append(keys, loadKey{key: a.Key, op: a.Op, tenant: a.Tenant, records: n, counted: counted})
 		}
 		k := &keys[i]
 		switch a.Outcome {
@@ -131,36 +112,38 @@ func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targ
 				first = append(first, a.Duration())
 			} else {
 				replay = append(replay, a.Duration())
-				if d := k.differs(a, p); d != "" {
-					res.add(LoadAnomaly{AnomalyReplayDiffs, a.Key, []int64{k.origSeq, a.Seq}, d})
+				if what, d := k.differs(a, p); d != "" {
+					an := k.anomaly(reports.KindReplayDiffs, d, k.origSeq, a.Seq)
+					an.What = what
+					res.add(an)
 				}
 			}
 			k.successes++
 			k.lastSeq = a.Seq
 		case a.Status >= 500:
-			res.add(LoadAnomaly{Anomaly5xx, a.Key, []int64{a.Seq}, fmt.Sprintf("status %d", a.Status)})
+			res.add(k.anomaly(reports.KindServerError, fmt.Sprintf("an attempt under load got %d", a.Status), a.Seq))
 		case p.AcceptsInFlightStatus(a.Status), a.Status == 429:
 		default:
-			res.add(LoadAnomaly{AnomalyStatus, a.Key, []int64{a.Seq}, fmt.Sprintf("status %d", a.Status)})
+			res.add(k.anomaly(reports.KindWrongStatus, fmt.Sprintf("an attempt under load got %d, neither a 2xx, the in-flight status nor 429", a.Status), a.Seq))
 		}
 	}
 	res.Ops = len(keys)
 	for i := range keys {
 		k := &keys[i]
-		key, n := k.key, k.records
+		n := k.records
 		switch {
 		case !k.counted: // nothing to check against
 		case n > 1:
-			res.add(LoadAnomaly{AnomalyDuplicate, key, k.seqs(), fmt.Sprintf("%d business records (%d 2xx answers)", n, k.successes)})
+			res.add(k.anomaly(reports.KindDuplicateRecord, fmt.Sprintf("%d business records for one operation (%d 2xx answers)", n, k.successes), k.seqs()...))
 		case n == 0 && k.successes > 0:
-			res.add(LoadAnomaly{AnomalyNoRecord, key, k.seqs(), fmt.Sprintf("no business record after %d 2xx answers", k.successes)})
+			res.add(k.anomaly(reports.KindMissingRecord, fmt.Sprintf("no business record after %d 2xx answers", k.successes), k.seqs()...))
 		}
 	}
 	res.First, res.Replay = latencies(first), latencies(replay)
 	sort.Slice(res.Anomalies, func(i, j int) bool {
 		a, b := res.Anomalies[i], res.Anomalies[j]
 		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
+			return slices.Index(reports.Kinds, a.Kind) < slices.Index(reports.Kinds, b.Kind)
 		}
 		if a.Key != b.Key {
 			return a.Key < b.Key
@@ -170,44 +153,36 @@ func CheckLoad(attempts iter.Seq[history.Attempt], counts map[string]int, p targ
 	return res
 }
 
-func (r *LoadResult) add(a LoadAnomaly) { r.Anomalies = append(r.Anomalies, a) }
+func (r *LoadResult) add(a reports.Anomaly) { r.Anomalies = append(r.Anomalies, a) }
 
-// differs says how a later 2xx answer differs from the operation's first ("" = it does not).
-func (k *loadKey) differs(a history.Attempt, p targets.Profile) string {
+// anomaly returns an anomaly about the operation.
+func (k *loadKey) anomaly(kind reports.Kind, msg string, seqs ...int64) reports.Anomaly {
+	return reports.Anomaly{Kind: kind, Op: k.op, Tenant: k.tenant, Key: k.key, Seqs: seqs, Message: msg}
+}
+
+// differs says in what (status or body) and how a later 2xx answer differs from the operation's
+// first ("" = it does not).
+func (k *loadKey) differs(a history.Attempt, p targets.Profile) (what, msg string) {
 	if a.Status != k.origStatus {
-		return fmt.Sprintf("status %d, the first 2xx was %d", a.Status, k.origStatus)
+		return "status", fmt.Sprintf("a later 2xx answer has status %d, the first was %d", a.Status, k.origStatus)
 	}
 	if a.BodyHash == k.origHash {
-		return ""
+		return "", ""
 	}
 	if paths := CompareBodies(k.origBody, a.RespBody, p.Ignore); len(paths) > 0 {
-		return "the body differs from the first 2xx at " + strings.Join(paths, ", ")
+		return "body", "a later 2xx answer differs from the first at " + strings.Join(paths, ", ")
 	}
-	return ""
+	return "", ""
 }
 
 // latencies summarises durations (reordering them).
 func latencies(ds []time.Duration) Latencies {
 	slices.Sort(ds)
-	return Latencies{N: len(ds), P50: percentile(ds, 50), P90: percentile(ds, 90), P99: percentile(ds, 99)}
+	return Latencies{N: len(ds), P50: Percentile(ds, 50), P90: Percentile(ds, 90), P99: Percentile(ds, 99)}
 }
 
-// AnomalyCounts counts the anomalies by kind, e.g. "duplicate=3, 5xx=1".
-func (r *LoadResult) AnomalyCounts() string {
-	n := map[string]int{}
-	var kinds []string
-	for _, a := range r.Anomalies {
-		if n[a.Kind] == 0 {
-			kinds = append(kinds, a.Kind)
-		}
-		n[a.Kind]++
-	}
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s=%d", k, n[k])
-	}
-	return strings.Join(parts, ", ")
-}
+// AnomalyCounts counts the anomalies by kind, e.g. "duplicate-record=3, server-error=1".
+func (r *LoadResult) AnomalyCounts() string { return reports.KindCounts(r.Anomalies) }
 
 // StatusCounts renders the status counts in order, e.g. "201=612 409=95".
 func (r *LoadResult) StatusCounts() string {
@@ -221,4 +196,32 @@ func (r *LoadResult) StatusCounts() string {
 		parts[i] = fmt.Sprintf("%d=%d", c, r.Statuses[c])
 	}
 	return strings.Join(parts, " ")
+}
+
+// Percentile returns the p-th percentile (nearest rank) of sorted durations; 0 when empty.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Judge is the load property's judgement of a checked history: its anomalies; unknown when the
+// records of some operations could not be counted (uncounted, the first error in countErr) or
+// more than a tenth of the attempts got no answer; a wrong-status anomaly when no operation
+// succeeded at all.
+func (r *LoadResult) Judge(uncounted int, countErr string) Result {
+	res := Result{Anomalies: r.Anomalies}
+	if uncounted > 0 {
+		res.Unknown = append(res.Unknown, fmt.Sprintf("the records of %d operations could not be counted, e.g. %s", uncounted, countErr))
+	}
+	if r.Unknown*10 > r.Attempts {
+		res.Unknown = append(res.Unknown, fmt.Sprintf("%d of %d attempts got no answer", r.Unknown, r.Attempts))
+	}
+	if r.First.N == 0 && r.Attempts > r.Unknown {
+		res.Anomalies = append(res.Anomalies, reports.Anomaly{Kind: reports.KindWrongStatus,
+			Message: fmt.Sprintf("no operation succeeded under load (statuses %s)", r.StatusCounts())})
+	}
+	return res
 }

@@ -1,15 +1,16 @@
-package suites
+package check
 
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // loadProfile is the IETF profile: in-flight retries get 409.
@@ -38,10 +39,10 @@ func lost(seq int64, key string) history.Attempt {
 	return history.Attempt{Seq: seq, Key: key, Outcome: history.Unknown, Err: "timeout", Start: t0, End: t0}
 }
 
-func kinds(as []LoadAnomaly) []string {
+func kinds(as []reports.Anomaly) []string {
 	var out []string
 	for _, a := range as {
-		out = append(out, a.Kind+" "+a.Key)
+		out = append(out, string(a.Kind)+" "+a.Key)
 	}
 	return out
 }
@@ -71,13 +72,13 @@ func TestCheckLoad(t *testing.T) {
 				answer(2, "a", 201, `{"id":"2"}`, 0, 4),
 			},
 			counts: map[string]int{"a": 2},
-			want:   []string{"duplicate a", "replay-differs a"},
+			want:   []string{"duplicate-record a", "replay-differs a"},
 		},
 		{
 			name:     "a 2xx without a record",
 			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4)},
 			counts:   map[string]int{"a": 0},
-			want:     []string{"no-record a"},
+			want:     []string{"missing-record a"},
 		},
 		{
 			name: "a replay whose body differs only in white space and key order is equal",
@@ -105,7 +106,7 @@ func TestCheckLoad(t *testing.T) {
 				answer(4, "d", 429, `{}`, 0, 1),
 			},
 			counts: map[string]int{"a": 0, "b": 0, "c": 0, "d": 0},
-			want:   []string{"5xx a", "unexpected-status b", "unexpected-status c"},
+			want:   []string{"wrong-status b", "wrong-status c", "server-error a"},
 		},
 		{
 			name: "unknown attempts are not held against the target, but two records are",
@@ -116,7 +117,7 @@ func TestCheckLoad(t *testing.T) {
 				lost(4, "c"),
 			},
 			counts: map[string]int{"a": 1, "b": 2, "c": 1},
-			want:   []string{"duplicate b"},
+			want:   []string{"duplicate-record b"},
 		},
 		{
 			name:     "an operation that was not counted is not checked for records",
@@ -126,9 +127,9 @@ func TestCheckLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := CheckLoad(slices.Values(tt.attempts), tt.counts, p)
+			res := Load(slices.Values(tt.attempts), tt.counts, p)
 			if got := kinds(res.Anomalies); !slices.Equal(got, tt.want) {
-				t.Errorf("anomalies = %q, want %q\n%s", got, tt.want, anomalyLines(res.Anomalies))
+				t.Errorf("anomalies = %q, want %q\n%s", got, tt.want, fmt.Sprint(res.Anomalies))
 			}
 		})
 	}
@@ -150,9 +151,9 @@ func TestCheckLoadFigures(t *testing.T) {
 		add(answer(0, key, 201, key, i*10+5, 1))     // replays: 1 ms
 	}
 	add(lost(0, "k0"))
-	res := CheckLoad(slices.Values(atts), counts, loadProfile(t))
+	res := Load(slices.Values(atts), counts, loadProfile(t))
 	if len(res.Anomalies) > 0 {
-		t.Fatalf("anomalies: %s", anomalyLines(res.Anomalies))
+		t.Fatalf("anomalies: %s", fmt.Sprint(res.Anomalies))
 	}
 	if got, want := [4]int{res.Attempts, res.Ops, res.Unknown, res.Statuses[201]}, [4]int{201, 100, 1, 200}; got != want {
 		t.Errorf("attempts, ops, unknown, 201s = %v, want %v", got, want)
@@ -172,17 +173,104 @@ func TestCheckLoadFigures(t *testing.T) {
 	}
 }
 
-func TestAnomalyLinesBounded(t *testing.T) {
-	as := make([]LoadAnomaly, maxShownAnomalies+5)
-	for i := range as {
-		as[i] = LoadAnomaly{Kind: Anomaly5xx, Key: fmt.Sprint("k", i), Detail: "status 500"}
+func TestLoadJudge(t *testing.T) {
+	p := loadProfile(t)
+	never := history.Attempt{Seq: 9, Key: "z", Outcome: history.Failed, Err: "dial tcp: connection refused", Start: t0, End: t0}
+	tests := []struct {
+		name      string
+		attempts  []history.Attempt
+		counts    map[string]int
+		uncounted int
+		verdict   reports.Verdict
+		want      []string
+		says      string
+	}{
+		{
+			name:     "every operation once",
+			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4), answer(2, "a", 201, `{"id":"1"}`, 5, 1)},
+			counts:   map[string]int{"a": 1}, verdict: reports.Pass,
+		},
+		{
+			name:     "an attempt never sent is neither an answer nor unknown",
+			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4), never},
+			counts:   map[string]int{"a": 1}, verdict: reports.Pass,
+		},
+		{
+			name:     "some records could not be counted",
+			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4)},
+			counts:   map[string]int{"a": 1}, uncounted: 3, verdict: reports.Unknown,
+			says: "the records of 3 operations could not be counted, e.g. connection refused",
+		},
+		{
+			name: "more than a tenth of the attempts got no answer",
+			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4), lost(2, "b"), lost(3, "c"),
+				answer(4, "d", 201, `{"id":"4"}`, 0, 4)},
+			counts: map[string]int{"a": 1, "d": 1}, verdict: reports.Unknown,
+			says: "2 of 4 attempts got no answer",
+		},
+		{
+			name:     "no operation succeeded",
+			attempts: []history.Attempt{answer(1, "a", 409, `{}`, 0, 1), answer(2, "b", 429, `{}`, 0, 1)},
+			counts:   map[string]int{"a": 0, "b": 0}, verdict: reports.Fail,
+			want: []string{"wrong-status "}, says: "no operation succeeded under load (statuses 409=1 429=1)",
+		},
+		{
+			name:     "no answer at all is unknown, not a failure",
+			attempts: []history.Attempt{lost(1, "a")},
+			verdict:  reports.Unknown, says: "1 of 1 attempts got no answer",
+		},
+		{
+			name:     "the anomalies of the load",
+			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 4), answer(2, "a", 500, `{}`, 1, 1)},
+			counts:   map[string]int{"a": 2}, verdict: reports.Fail,
+			want: []string{"duplicate-record a", "server-error a"}, says: "an attempt under load got 500",
+		},
 	}
-	got := anomalyLines(as)
-	if n := strings.Count(got, "\n") + 1; n != maxShownAnomalies+1 {
-		t.Errorf("%d lines, want %d:\n%s", n, maxShownAnomalies+1, got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Load(slices.Values(tt.attempts), tt.counts, p).Judge(tt.uncounted, "connection refused")
+			if got := kinds(res.Anomalies); !slices.Equal(got, tt.want) {
+				t.Errorf("anomalies = %q, want %q", got, tt.want)
+			}
+			if got := res.Verdict(); got != tt.verdict {
+				t.Errorf("verdict = %s, want %s\n%s", got, tt.verdict, res.Message())
+			}
+			if !strings.Contains(res.Message(), tt.says) {
+				t.Errorf("message does not say %q:\n%s", tt.says, res.Message())
+			}
+		})
 	}
-	if !strings.HasSuffix(got, "... and 5 more") {
-		t.Errorf("last line of %q is not the rest's count", got)
+}
+
+func TestLoadSummaries(t *testing.T) {
+	res := Load(slices.Values([]history.Attempt{
+		answer(1, "a", 201, `{"id":"1"}`, 0, 4), answer(2, "a", 201, `{"id":"2"}`, 5, 1), answer(3, "b", 503, `{}`, 5, 1),
+		answer(4, "a", 201, `{"id":"3"}`, 6, 1),
+	}), map[string]int{"a": 2}, loadProfile(t))
+	if got, want := res.AnomalyCounts(), "duplicate-record=1, replay-differs=2, server-error=1"; got != want {
+		t.Errorf("AnomalyCounts = %q, want %q", got, want)
+	}
+	var seqs []string
+	for _, a := range res.Anomalies {
+		seqs = append(seqs, fmt.Sprint(a.Kind, a.Seqs))
+	}
+	if want := []string{"duplicate-record[1 4]", "replay-differs[1 2]", "replay-differs[1 4]", "server-error[3]"}; !slices.Equal(seqs, want) {
+		t.Errorf("anomalies in order = %q, want %q", seqs, want)
+	}
+	if got := (&LoadResult{Attempts: 3}).Throughput(); got != 0 {
+		t.Errorf("throughput of a history without a span = %v, want 0", got)
+	}
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tt := range []struct {
+		p    float64
+		want time.Duration
+	}{{0, 1}, {50, 5}, {90, 9}, {99, 10}, {100, 10}} {
+		if got := Percentile(ds, tt.p); got != tt.want {
+			t.Errorf("Percentile(1..10, %v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+	if got := Percentile(nil, 50); got != 0 {
+		t.Errorf("Percentile of nothing = %v, want 0", got)
 	}
 }
 
@@ -201,8 +289,8 @@ func BenchmarkCheckLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := CheckLoad(slices.Values(atts), counts, p); len(res.Anomalies) > 0 {
-			b.Fatal(anomalyLines(res.Anomalies))
+		if res := Load(slices.Values(atts), counts, p); len(res.Anomalies) > 0 {
+			b.Fatal(fmt.Sprint(res.Anomalies))
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(atts)), "ns/attempt")

@@ -3,14 +3,14 @@ package probe
 import (
 	"bytes"
 	"fmt"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/retrysafe/retrysafe/suites"
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // differences lists where answer b differs from answer a: "status 201 != 422", then the JSON
@@ -29,11 +29,11 @@ func sameAnswer(a, b history.Attempt, ig targets.Ignore) bool {
 	return len(differences(a, b, ig)) == 0
 }
 
-// bodyDifferences compares two bodies with suites.CompareBodies (JSON by value, the ignored
+// bodyDifferences compares two bodies with check.CompareBodies (JSON by value, the ignored
 // paths left out), except that bodies that are not JSON count as the same when they differ only
 // in the white space around them.
 func bodyDifferences(a, b []byte, ig targets.Ignore) []string {
-	diffs := suites.CompareBodies(a, b, ig)
+	diffs := check.CompareBodies(a, b, ig)
 	if slices.Equal(diffs, []string{"body"}) && bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) {
 		return nil
 	}

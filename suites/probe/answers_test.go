@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // TestDifferences: the status as the probe words it, then the body as suites.CompareBodies

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"math"
 	"net/http"
 	"slices"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // openSink starts the harness's downstream sink (faults.Sink) when the target declares one the
@@ -37,19 +38,19 @@ func (p *prober) openSink() string {
 }
 
 // downstreamFields probes in_flight and error_policy through the sink.
-func (p *prober) downstreamFields(ctx context.Context, noSink string) []Field {
+func (p *prober) downstreamFields(ctx context.Context, noSink string) []profile.Field {
 	if p.sink == nil {
-		return []Field{p.field(FieldInFlight, p.def).notProbed("%s", noSink),
-			p.field(FieldErrorPolicy, p.def).notProbed("%s", noSink)}
+		return []profile.Field{p.field(profile.FieldInFlight, p.def).notProbed("%s", noSink),
+			p.field(profile.FieldErrorPolicy, p.def).notProbed("%s", noSink)}
 	}
-	return []Field{p.inFlight(ctx), p.errorPolicy(ctx)}
+	return []profile.Field{p.inFlight(ctx), p.errorPolicy(ctx)}
 }
 
 // inFlight holds the first attempt at the sink, sends a retry with the same key and judges its
 // answer: a status while the first is held (409, or a 5xx: unsafe), the first answer once it is
 // released (wait-replay), or a second execution (duplicate: unsafe).
-func (p *prober) inFlight(ctx context.Context) Field {
-	fd := p.field(FieldInFlight, p.def)
+func (p *prober) inFlight(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldInFlight, p.def)
 	if p.opts.MaxAttempts-p.hist.Len() < 2 {
 		return fd.notProbed("the probe's budget of %d requests was spent", p.opts.MaxAttempts)
 	}
@@ -116,8 +117,8 @@ func (p *prober) inFlight(ctx context.Context) Field {
 
 // errorPolicy makes the sink fail the first attempt, then retries: "replay" when the retry is
 // answered without calling the downstream again, "retry" when it executes again.
-func (p *prober) errorPolicy(ctx context.Context) Field {
-	fd := p.field(FieldErrorPolicy, p.def)
+func (p *prober) errorPolicy(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldErrorPolicy, p.def)
 	o := p.newOp(p.def, p.tenant)
 	before := len(p.sink.Calls())
 	p.sink.FailNext(math.MaxInt, http.StatusInternalServerError) // every call until FailNext(0, 0)

@@ -3,11 +3,12 @@ package probe
 import (
 	"context"
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // maxEvidenceBody is how much of a response body an Exchange keeps.
@@ -16,12 +17,12 @@ const maxEvidenceBody = 300
 // finding accumulates one field while it is probed.
 type finding struct {
 	p *prober
-	f Field
+	f profile.Field
 }
 
 // field starts a finding for the named field, probed on def.
 func (p *prober) field(name string, def *targets.Operation) *finding {
-	fd := &finding{p: p, f: Field{Name: name}}
+	fd := &finding{p: p, f: profile.Field{Name: name}}
 	if def != nil {
 		fd.f.Operation = def.Name
 	}
@@ -33,12 +34,12 @@ func (p *prober) field(name string, def *targets.Operation) *finding {
 func (fd *finding) do(ctx context.Context, o op, s sendOpts) (history.Attempt, bool) {
 	a, sent := fd.p.send(ctx, o, s)
 	if !sent {
-		fd.f.Value, fd.f.Note = NotProbed, fmt.Sprintf("the probe's budget of %d requests was spent", fd.p.opts.MaxAttempts)
+		fd.f.Value, fd.f.Note = profile.NotProbed, fmt.Sprintf("the probe's budget of %d requests was spent", fd.p.opts.MaxAttempts)
 		return a, false
 	}
 	fd.keep(a, s)
 	if a.Outcome != history.OK {
-		fd.f.Value = NotProbed
+		fd.f.Value = profile.NotProbed
 		fd.f.Note = fmt.Sprintf("attempt #%d got no answer (%s): %s", a.Seq, a.Outcome, a.Err)
 		return a, false
 	}
@@ -75,16 +76,16 @@ func (fd *finding) note(format string, args ...any) {
 }
 
 // notProbed ends the finding without a value.
-func (fd *finding) notProbed(format string, args ...any) Field {
-	fd.f.Value = NotProbed
+func (fd *finding) notProbed(format string, args ...any) profile.Field {
+	fd.f.Value = profile.NotProbed
 	fd.f.Unsafe = ""
 	fd.note(format, args...)
 	return fd.f
 }
 
 // done ends the finding with a value, unless a failed attempt already made it NotProbed.
-func (fd *finding) done(value string) Field {
-	if fd.f.Value != NotProbed {
+func (fd *finding) done(value string) profile.Field {
+	if fd.f.Value != profile.NotProbed {
 		fd.f.Value = value
 	}
 	return fd.f
@@ -121,8 +122,8 @@ func sent(s sendOpts) string {
 }
 
 // exchange turns a recorded (already redacted) attempt into evidence.
-func exchange(a history.Attempt, how string) Exchange {
-	x := Exchange{Seq: a.Seq, Op: a.Op, Tenant: a.Tenant, Key: shortKey(a.Key), Method: a.Method, URL: a.URL,
+func exchange(a history.Attempt, how string) profile.Exchange {
+	x := profile.Exchange{Seq: a.Seq, Op: a.Op, Tenant: a.Tenant, Key: shortKey(a.Key), Method: a.Method, URL: a.URL,
 		Sent: how, Status: a.Status, Outcome: string(a.Outcome), Body: snippet(a.RespBody), Err: a.Err}
 	for name, vals := range a.RespHeader {
 		l := strings.ToLower(name)
@@ -155,31 +156,4 @@ func snippet(b []byte) string {
 		s = s[:cut] + "..."
 	}
 	return s
-}
-
-// Summary is one line naming the evidence: "#4 201, #5 422; records 1".
-func (f Field) Summary() string {
-	var parts []string
-	for _, x := range f.Evidence {
-		s := fmt.Sprintf("#%d", x.Seq)
-		switch {
-		case x.Status != 0:
-			s += fmt.Sprintf(" %d", x.Status)
-		case x.Outcome != "":
-			s += " " + x.Outcome
-		}
-		parts = append(parts, s)
-	}
-	out := strings.Join(parts, ", ")
-	if len(parts) > 8 {
-		out = strings.Join(parts[:4], ", ") + fmt.Sprintf(", ... %d more ..., ", len(parts)-6) + strings.Join(parts[len(parts)-2:], ", ")
-	}
-	if len(f.Records) > 0 {
-		counts := make([]string, len(f.Records))
-		for i, c := range f.Records {
-			counts[i] = fmt.Sprint(c.Records)
-		}
-		out += "; records " + strings.Join(counts, ", ")
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,10 @@ import (
 
 // keyFields probes what counts as a key: a missing, an empty and an over-long key, the longest
 // key accepted (searched), how much of a long key is significant (searched), and the key forms.
-func (p *prober) keyFields(ctx context.Context) []Field {
-	out := []Field{
-		p.statusOf(ctx, FieldMissingKeyStatus, targets.KeyMode{Omit: true}),
-		p.statusOf(ctx, FieldEmptyKeyStatus, targets.KeyMode{Raw: new(string)}),
+func (p *prober) keyFields(ctx context.Context) []profile.Field {
+	out := []profile.Field{
+		p.statusOf(ctx, profile.FieldMissingKeyStatus, targets.KeyMode{Omit: true}),
+		p.statusOf(ctx, profile.FieldEmptyKeyStatus, targets.KeyMode{Raw: new(string)}),
 		p.keyForms(ctx),
 	}
 	maxF, longF := p.keyLength(ctx)
@@ -22,14 +23,14 @@ func (p *prober) keyFields(ctx context.Context) []Field {
 		n, _ := strconv.Atoi(maxF.Value)
 		out = append(out, p.significant(ctx, n))
 	} else {
-		out = append(out, p.field(FieldSignificantKeyLength, p.def).notProbed("the longest key accepted is not known"))
+		out = append(out, p.field(profile.FieldSignificantKeyLength, p.def).notProbed("the longest key accepted is not known"))
 	}
 	return out
 }
 
 // statusOf sends one new request with an unusual key: its status, or "processed" when a missing
 // key is answered 2xx (no idempotency without a key).
-func (p *prober) statusOf(ctx context.Context, name string, key targets.KeyMode) Field {
+func (p *prober) statusOf(ctx context.Context, name string, key targets.KeyMode) profile.Field {
 	fd := p.field(name, p.def)
 	o := p.newOp(p.def, p.tenant)
 	a, ok := fd.do(ctx, o, sendOpts{key: key})
@@ -50,8 +51,8 @@ func (p *prober) statusOf(ctx context.Context, name string, key targets.KeyMode)
 }
 
 // keyForms sends one new key in the quoted form, then the same key bare.
-func (p *prober) keyForms(ctx context.Context) Field {
-	fd := p.field(FieldKeyForms, p.def)
+func (p *prober) keyForms(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldKeyForms, p.def)
 	if p.def.Key.In != targets.KeyInHeader {
 		return fd.notProbed("the key is sent in the %s, where it has one form", p.def.Key.In)
 	}
@@ -86,9 +87,9 @@ func (p *prober) keyForms(ctx context.Context) Field {
 // keyLength searches the longest key accepted (2xx), between the baseline key's length and
 // Options.KeySearchLimit, by bisection; the status of a key one character longer is
 // long_key_status.
-func (p *prober) keyLength(ctx context.Context) (Field, Field) {
-	mf := p.field(FieldMaxKeyLength, p.def)
-	lf := p.field(FieldLongKeyStatus, p.def)
+func (p *prober) keyLength(ctx context.Context) (profile.Field, profile.Field) {
+	mf := p.field(profile.FieldMaxKeyLength, p.def)
+	lf := p.field(profile.FieldLongKeyStatus, p.def)
 	limit := p.opts.KeySearchLimit
 	var rejected *op
 	try := func(n int) (accepted bool, status int, ok bool) {
@@ -97,7 +98,7 @@ func (p *prober) keyLength(ctx context.Context) (Field, Field) {
 		a, ok := mf.do(ctx, o, sendOpts{})
 		if ok && !success(a) {
 			rejected = &o
-			lf.f.Evidence = []Exchange{mf.f.Evidence[len(mf.f.Evidence)-1]}
+			lf.f.Evidence = []profile.Exchange{mf.f.Evidence[len(mf.f.Evidence)-1]}
 		}
 		return success(a), a.Status, ok
 	}
@@ -136,8 +137,8 @@ func (p *prober) keyLength(ctx context.Context) (Field, Field) {
 // significant finds how many characters of a key the target tells apart: two keys of the same
 // length that differ only in their last character, with the same body and ref, must be two
 // operations. Searched by bisection when keys of maxLen characters collide.
-func (p *prober) significant(ctx context.Context, maxLen int) Field {
-	fd := p.field(FieldSignificantKeyLength, p.def)
+func (p *prober) significant(ctx context.Context, maxLen int) profile.Field {
+	fd := p.field(profile.FieldSignificantKeyLength, p.def)
 	failed := false
 	distinct := func(n int) bool {
 		o := p.newOp(p.def, p.tenant)

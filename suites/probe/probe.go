@@ -5,21 +5,22 @@
 // field of the resulting Profile carries the attempts it came from and the business records
 // counted through the operation's observer. A field the probe cannot establish reliably (the
 // answer while in flight when nothing lets the harness hold a request, expiry) is NotProbed,
-// never guessed. Compare lists the fields that differ between two profiles.
+// never guessed. check.Compare lists the fields that differ between two profiles.
 package probe
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
@@ -95,13 +96,13 @@ type prober struct {
 // Run probes the target and returns its behaviour profile. It returns ErrUnreachable (wrapped)
 // when the first request could not reach the target and ErrBaseline when the target refused it;
 // otherwise a profile, in which fields that could not be established are NotProbed.
-func Run(ctx context.Context, t *targets.Target, opts Options) (*Profile, error) {
+func Run(ctx context.Context, t *targets.Target, opts Options) (*profile.Profile, error) {
 	opts.defaults()
 	p := newProber(t, opts)
 	defer p.client.CloseIdle()
 	defer p.observer.CloseIdleConnections()
-	prof := &Profile{Schema: SchemaVersion, Tool: opts.Tool, RunID: opts.RunID, Started: time.Now(),
-		Target: TargetInfo{Name: t.Name, File: t.Path}}
+	prof := &profile.Profile{Schema: profile.SchemaVersion, Tool: opts.Tool, RunID: opts.RunID, Started: time.Now(),
+		Target: profile.TargetInfo{Name: t.Name, File: t.Path}}
 	for _, in := range t.Instances {
 		prof.Target.Instances = append(prof.Target.Instances, p.hist.Redactor().URL(in.URL.String()))
 	}
@@ -126,7 +127,7 @@ func Run(ctx context.Context, t *targets.Target, opts Options) (*Profile, error)
 	prof.Fields = append(prof.Fields, p.downstreamFields(ctx, noSink)...)
 	prof.Fields = append(prof.Fields, p.keyFields(ctx)...)
 	prof.Fields = append(prof.Fields, p.scopeFields(ctx)...)
-	prof.Fields = append(prof.Fields, Field{Name: FieldExpired, Value: NotProbed,
+	prof.Fields = append(prof.Fields, profile.Field{Name: profile.FieldExpired, Value: profile.NotProbed,
 		Note: "waiting out the key retention is beyond a probe; run `retrysafe run --label-filter property:expiry`"})
 	prof.Fields = ordered(prof.Fields)
 	prof.Attempts = p.hist.Len()
@@ -153,9 +154,9 @@ func newProber(t *targets.Target, opts Options) *prober {
 }
 
 // ordered sorts fields into FieldOrder.
-func ordered(fields []Field) []Field {
-	out := make([]Field, 0, len(fields))
-	for _, name := range FieldOrder {
+func ordered(fields []profile.Field) []profile.Field {
+	out := make([]profile.Field, 0, len(fields))
+	for _, name := range profile.FieldOrder {
 		for _, f := range fields {
 			if f.Name == name {
 				out = append(out, f)
@@ -252,11 +253,11 @@ func (p *prober) body(o op) ([]byte, error) {
 
 // records counts the business records of o through its observer; ok is false when the
 // operation has none or the observer failed (the error is in note).
-func (p *prober) records(ctx context.Context, o op) (c Count, ok bool, note string) {
+func (p *prober) records(ctx context.Context, o op) (c profile.Count, ok bool, note string) {
 	if o.def.Observer == nil {
-		return Count{}, false, ""
+		return profile.Count{}, false, ""
 	}
-	c = Count{Op: o.def.Name, Ref: o.ref}
+	c = profile.Count{Op: o.def.Name, Ref: o.ref}
 	if o.tenant != nil {
 		c.Tenant = o.tenant.Name
 	}

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"errors"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,14 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/probe"
+	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/probe"
-	"github.com/retrysafe/retrysafe/targets/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
 // probeFile loads a target file and probes it within a bounded time.
-func probeFile(t *testing.T, file string, opts probe.Options) (*probe.Profile, error) {
+func probeFile(t *testing.T, file string, opts probe.Options) (*profile.Profile, error) {
 	t.Helper()
 	tg, err := targets.Load(file)
 	if err != nil {
@@ -29,7 +30,7 @@ func probeFile(t *testing.T, file string, opts probe.Options) (*probe.Profile, e
 	return probe.Run(ctx, tg, opts)
 }
 
-func mustProbe(t *testing.T, s probetest.Server) *probe.Profile {
+func mustProbe(t *testing.T, s probetest.Server) *profile.Profile {
 	t.Helper()
 	p, err := probeFile(t, s.TargetFile, probe.Options{})
 	if err != nil {
@@ -41,12 +42,12 @@ func mustProbe(t *testing.T, s probetest.Server) *probe.Profile {
 func TestProbeReferenceProfile(t *testing.T) {
 	p := mustProbe(t, probetest.Start(t, reference.MutantNone))
 	want := map[string]string{
-		probe.FieldReplay: "same", probe.FieldReplayHeader: "Idempotent-Replayed: true",
-		probe.FieldMismatchStatus: "422", probe.FieldReorderedBody: "replay", probe.FieldInFlight: "409",
-		probe.FieldMissingKeyStatus: "400", probe.FieldEmptyKeyStatus: "400", probe.FieldLongKeyStatus: "400",
-		probe.FieldMaxKeyLength: "255", probe.FieldSignificantKeyLength: "255", probe.FieldKeyForms: "[quoted, bare]",
-		probe.FieldTenantScope: "per-tenant", probe.FieldUnauthenticatedStatus: "401",
-		probe.FieldOperationScope: "per-operation", probe.FieldErrorPolicy: "replay", probe.FieldExpired: probe.NotProbed,
+		profile.FieldReplay: "same", profile.FieldReplayHeader: "Idempotent-Replayed: true",
+		profile.FieldMismatchStatus: "422", profile.FieldReorderedBody: "replay", profile.FieldInFlight: "409",
+		profile.FieldMissingKeyStatus: "400", profile.FieldEmptyKeyStatus: "400", profile.FieldLongKeyStatus: "400",
+		profile.FieldMaxKeyLength: "255", profile.FieldSignificantKeyLength: "255", profile.FieldKeyForms: "[quoted, bare]",
+		profile.FieldTenantScope: "per-tenant", profile.FieldUnauthenticatedStatus: "401",
+		profile.FieldOperationScope: "per-operation", profile.FieldErrorPolicy: "replay", profile.FieldExpired: profile.NotProbed,
 	}
 	var names []string
 	for _, f := range p.Fields {
@@ -61,13 +62,13 @@ func TestProbeReferenceProfile(t *testing.T) {
 			t.Errorf("%s = %s carries no evidence", f.Name, f.Value)
 		}
 	}
-	if !slices.Equal(names, probe.FieldOrder) {
-		t.Errorf("fields %v, want %v", names, probe.FieldOrder)
+	if !slices.Equal(names, profile.FieldOrder) {
+		t.Errorf("fields %v, want %v", names, profile.FieldOrder)
 	}
 	if p.Attempts == 0 || p.Attempts > probe.DefaultMaxAttempts {
 		t.Errorf("attempts = %d, want 1..%d", p.Attempts, probe.DefaultMaxAttempts)
 	}
-	if f := p.Field(probe.FieldMismatchStatus); len(f.Records) != 1 || f.Records[0].Records != 1 {
+	if f := p.Field(profile.FieldMismatchStatus); len(f.Records) != 1 || f.Records[0].Records != 1 {
 		t.Errorf("mismatch_status records = %+v, want one count of 1", f.Records)
 	}
 }
@@ -81,22 +82,22 @@ func TestProbeMutantsDifferExactly(t *testing.T) {
 		fields []string
 		unsafe bool
 	}{
-		{reference.MutantNoFingerprint, []string{probe.FieldMismatchStatus}, true},
-		{reference.MutantUnscoped, []string{probe.FieldTenantScope}, true},
-		{reference.MutantLoser500, []string{probe.FieldInFlight}, true},
-		{reference.MutantPathBlind, []string{probe.FieldOperationScope}, true},
-		{reference.MutantTruncatedKey, []string{probe.FieldSignificantKeyLength}, true},
-		{reference.MutantRace, []string{probe.FieldInFlight}, true},
-		{reference.MutantReplayWithoutAuth, []string{probe.FieldUnauthenticatedStatus}, true},
-		{reference.MutantReplayReexecutes, []string{probe.FieldReplay, probe.FieldReorderedBody}, true},
-		{reference.MutantRawFingerprint, []string{probe.FieldReorderedBody}, false},
-		{reference.MutantNoErrorCache, []string{probe.FieldErrorPolicy}, false},
+		{reference.MutantNoFingerprint, []string{profile.FieldMismatchStatus}, true},
+		{reference.MutantUnscoped, []string{profile.FieldTenantScope}, true},
+		{reference.MutantLoser500, []string{profile.FieldInFlight}, true},
+		{reference.MutantPathBlind, []string{profile.FieldOperationScope}, true},
+		{reference.MutantTruncatedKey, []string{profile.FieldSignificantKeyLength}, true},
+		{reference.MutantRace, []string{profile.FieldInFlight}, true},
+		{reference.MutantReplayWithoutAuth, []string{profile.FieldUnauthenticatedStatus}, true},
+		{reference.MutantReplayReexecutes, []string{profile.FieldReplay, profile.FieldReorderedBody}, true},
+		{reference.MutantRawFingerprint, []string{profile.FieldReorderedBody}, false},
+		{reference.MutantNoErrorCache, []string{profile.FieldErrorPolicy}, false},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mutant), func(t *testing.T) {
 			got := mustProbe(t, probetest.Start(t, tt.mutant))
 			var changed []string
-			for _, c := range probe.Compare(correct, got) {
+			for _, c := range profile.Compare(correct, got) {
 				changed = append(changed, c.Field)
 				if (c.New.Unsafe != "") != tt.unsafe {
 					t.Errorf("%s = %s: unsafe %q, want unsafe=%v", c.Field, c.New.Value, c.New.Unsafe, tt.unsafe)
@@ -114,12 +115,12 @@ func TestProbeMutantValues(t *testing.T) {
 		mutant      reference.Mutant
 		field, want string
 	}{
-		{reference.MutantNoFingerprint, probe.FieldMismatchStatus, "201"},
-		{reference.MutantUnscoped, probe.FieldTenantScope, "shared"},
-		{reference.MutantLoser500, probe.FieldInFlight, "500"},
-		{reference.MutantRace, probe.FieldInFlight, "duplicate"},
-		{reference.MutantTruncatedKey, probe.FieldSignificantKeyLength, "64"},
-		{reference.MutantNoErrorCache, probe.FieldErrorPolicy, "retry"},
+		{reference.MutantNoFingerprint, profile.FieldMismatchStatus, "201"},
+		{reference.MutantUnscoped, profile.FieldTenantScope, "shared"},
+		{reference.MutantLoser500, profile.FieldInFlight, "500"},
+		{reference.MutantRace, profile.FieldInFlight, "duplicate"},
+		{reference.MutantTruncatedKey, profile.FieldSignificantKeyLength, "64"},
+		{reference.MutantNoErrorCache, profile.FieldErrorPolicy, "retry"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mutant), func(t *testing.T) {
@@ -133,13 +134,13 @@ func TestProbeMutantValues(t *testing.T) {
 
 func TestProbeWithoutDownstreamLeavesInFlightNotProbed(t *testing.T) {
 	p := mustProbe(t, probetest.StartWithoutDownstream(t, reference.MutantNone))
-	for _, name := range []string{probe.FieldInFlight, probe.FieldErrorPolicy} {
+	for _, name := range []string{profile.FieldInFlight, profile.FieldErrorPolicy} {
 		f := p.Field(name)
-		if f.Value != probe.NotProbed || !strings.Contains(f.Note, "no downstream") {
+		if f.Value != profile.NotProbed || !strings.Contains(f.Note, "no downstream") {
 			t.Errorf("%s = %q (%s), want not-probed for want of a downstream", name, f.Value, f.Note)
 		}
 	}
-	if f := p.Field(probe.FieldMismatchStatus); f.Value != "422" {
+	if f := p.Field(profile.FieldMismatchStatus); f.Value != "422" {
 		t.Errorf("mismatch_status = %q, want 422", f.Value)
 	}
 }
@@ -152,7 +153,7 @@ func TestProbeBudgetLeavesFieldsNotProbed(t *testing.T) {
 	if p.Attempts > 6 {
 		t.Errorf("attempts = %d, want at most 6", p.Attempts)
 	}
-	if f := p.Field(probe.FieldOperationScope); f.Value != probe.NotProbed || !strings.Contains(f.Note, "budget") {
+	if f := p.Field(profile.FieldOperationScope); f.Value != profile.NotProbed || !strings.Contains(f.Note, "budget") {
 		t.Errorf("operation_scope = %q (%s), want not-probed: budget spent", f.Value, f.Note)
 	}
 }

@@ -2,24 +2,25 @@ package probe
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"strconv"
 	"strings"
 
-	"github.com/retrysafe/retrysafe/suites/history"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // replayFields probes replay (is a retry after completion answered with the same status and
 // body, and is the work done once) and replay_header (what marks the replay), from the baseline
 // request and one retry of it.
-func (p *prober) replayFields(ctx context.Context, base op, first history.Attempt) []Field {
-	fd := p.field(FieldReplay, base.def)
+func (p *prober) replayFields(ctx context.Context, base op, first history.Attempt) []profile.Field {
+	fd := p.field(profile.FieldReplay, base.def)
 	fd.keep(first, sendOpts{})
-	hd := p.field(FieldReplayHeader, base.def)
+	hd := p.field(profile.FieldReplayHeader, base.def)
 	hd.keep(first, sendOpts{})
 	again, ok := fd.do(ctx, base, sendOpts{})
 	if !ok {
-		return []Field{fd.f, hd.notProbed("the retry got no answer")}
+		return []profile.Field{fd.f, hd.notProbed("the retry got no answer")}
 	}
 	hd.keep(again, sendOpts{})
 	value := "same"
@@ -41,20 +42,20 @@ func (p *prober) replayFields(ctx context.Context, base op, first history.Attemp
 	if marker == "" {
 		marker = "none"
 	}
-	return []Field{fd.done(value), hd.done(marker)}
+	return []profile.Field{fd.done(value), hd.done(marker)}
 }
 
 // mismatchFields probes mismatch_status (the same key with a different payload) and
 // reordered_body (the same payload with its fields reordered).
-func (p *prober) mismatchFields(ctx context.Context) []Field {
+func (p *prober) mismatchFields(ctx context.Context) []profile.Field {
 	var def *targets.Operation
 	for _, op := range p.t.Operations {
 		if op.HasVariant() && (def == nil || op == p.def) {
 			def = op
 		}
 	}
-	out := []Field{p.reordered(ctx)}
-	fd := p.field(FieldMismatchStatus, def)
+	out := []profile.Field{p.reordered(ctx)}
+	fd := p.field(profile.FieldMismatchStatus, def)
 	if def == nil {
 		return append(out, fd.notProbed("no operation declares a variant_body (the same ref with other content)"))
 	}
@@ -84,8 +85,8 @@ func (p *prober) mismatchFields(ctx context.Context) []Field {
 
 // reordered sends a body, then the same body with its fields reordered and other white space,
 // under one key: "replay" when the second is answered as a retry, else its status.
-func (p *prober) reordered(ctx context.Context) Field {
-	fd := p.field(FieldReorderedBody, p.def)
+func (p *prober) reordered(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldReorderedBody, p.def)
 	o := p.newOp(p.def, p.tenant)
 	body, err := p.body(o)
 	if err != nil {

@@ -2,20 +2,21 @@ package probe
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"strconv"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // scopeFields probes the scope of a key: across tenants (tenant_scope), without credentials
 // (unauthenticated_status) and across operations (operation_scope).
-func (p *prober) scopeFields(ctx context.Context) []Field {
-	return []Field{p.tenantScope(ctx), p.unauthenticated(ctx), p.operationScope(ctx)}
+func (p *prober) scopeFields(ctx context.Context) []profile.Field {
+	return []profile.Field{p.tenantScope(ctx), p.unauthenticated(ctx), p.operationScope(ctx)}
 }
 
 // tenantScope sends one request as the first tenant, then the same key and body as the second.
-func (p *prober) tenantScope(ctx context.Context) Field {
-	fd := p.field(FieldTenantScope, p.def)
+func (p *prober) tenantScope(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldTenantScope, p.def)
 	if len(p.t.Tenants) < 2 {
 		return fd.notProbed("the target declares fewer than two tenants")
 	}
@@ -28,8 +29,8 @@ func (p *prober) tenantScope(ctx context.Context) Field {
 
 // operationScope sends one request on the first operation, then the same key and ref on the
 // second.
-func (p *prober) operationScope(ctx context.Context) Field {
-	fd := p.field(FieldOperationScope, p.def)
+func (p *prober) operationScope(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldOperationScope, p.def)
 	if len(p.t.Operations) < 2 {
 		return fd.notProbed("the target declares one operation")
 	}
@@ -44,7 +45,7 @@ func (p *prober) operationScope(ctx context.Context) Field {
 // scope sends a, then b with the same key: own is the value when b is processed as its own
 // request; when b gets a's answer the key is "shared" and unsafe; when b is refused the key
 // is "shared" too (a global key space), but nothing leaked.
-func (p *prober) scope(ctx context.Context, fd *finding, a, b op, own, leak string) Field {
+func (p *prober) scope(ctx context.Context, fd *finding, a, b op, own, leak string) profile.Field {
 	first, ok := fd.do(ctx, a, sendOpts{})
 	if !ok {
 		return fd.f
@@ -74,8 +75,8 @@ func (p *prober) scope(ctx context.Context, fd *finding, a, b op, own, leak stri
 
 // unauthenticated sends a request as the first tenant, then the same key and body without
 // credentials: its status, unsafe when it carries the stored response.
-func (p *prober) unauthenticated(ctx context.Context) Field {
-	fd := p.field(FieldUnauthenticatedStatus, p.def)
+func (p *prober) unauthenticated(ctx context.Context) profile.Field {
+	fd := p.field(profile.FieldUnauthenticatedStatus, p.def)
 	if p.tenant == nil || len(p.tenant.Headers) == 0 {
 		return fd.notProbed("the target declares no tenant credentials")
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
@@ -137,32 +136,33 @@ func (st *stores) runManaged(ctx context.Context, kind string, m reference.Mutan
 		return nil, err
 	}
 	defer t.Close()
-	var procs faults.Processes
-	defer procs.StopAll(5 * time.Second)
-	f, err := suites.SetUpFaults(ctx, t, &procs)
-	if err != nil {
-		return nil, fmt.Errorf("start the managed reference API on %s: %w", kind, err)
-	}
-	defer f.Close()
-	return st.runEnv(t, f, cell, labelFilter)
+	return st.run(ctx, t, cell, labelFilter, 0)
 }
 
-// runEnv runs the selected properties against a prepared target.
-func (st *stores) runEnv(t *targets.Target, f *suites.Faults, cell int64, labelFilter string) (*reports.Run, error) {
+// run opens a harness on a prepared target and runs the selected properties (maxWait: the
+// run's --max-wait, 0 for the default).
+func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelFilter string, maxWait time.Duration, opts ...suites.Option) (*reports.Run, error) {
 	settings := st.opts.Settings
+	if maxWait > 0 {
+		settings.MaxWait = maxWait
+	}
 	settings.RunID = fmt.Sprintf("st%d-%d", time.Now().Unix()%100000, cell)
 	settings.KeyPrefix = ""
-	env := suites.NewEnv(t, settings)
-	env.Faults = f
-	defer env.Close()
-	run, err := suites.Run(env, suites.RunOptions{LabelFilter: labelFilter, Timeout: 5 * time.Minute})
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	h, err := suites.Open(ctx, t, append(opts, suites.WithSettings(settings))...)
+	if err != nil {
+		return nil, fmt.Errorf("start the reference API: %w", err)
+	}
+	defer h.Close()
+	res, err := h.Run(ctx, suites.Selection{LabelFilter: labelFilter})
 	if err != nil {
 		return nil, err
 	}
-	if !run.Complete {
+	if run := res.Report; !run.Complete {
 		return run, fmt.Errorf("self-test interrupted: %s", run.Incomplete)
 	}
-	return run, nil
+	return res.Report, nil
 }
 
 // defaultBinary is the retrysafe binary the managed cells start: this program.

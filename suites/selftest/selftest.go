@@ -16,7 +16,6 @@ import (
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -34,7 +33,9 @@ const TwoMemoryInstances = "two-memory-instances"
 
 // Correct is the result of one property against the correct API on one store.
 type Correct struct {
-	Store    string `json:"store"`
+	Store string `json:"store"`
+	// Shape names the reference's shape (see shapes.go); "" = as reference.yaml describes it.
+	Shape    string `json:"shape,omitempty"`
 	Property string `json:"property"`
 	Result   string `json:"result"` // pass | fail | skipped (unknown is reported as fail)
 	Reason   string `json:"reason,omitempty"`
@@ -45,8 +46,8 @@ type Cell struct {
 	Mutant   string `json:"mutant"`
 	Store    string `json:"store"`
 	Property string `json:"property"`
-	Result   string `json:"result"` // killed | survived | pending | n-a
-	Required bool   `json:"-"`      // false for stores where the mutant is only reported
+	Result   string `json:"result"`   // killed | survived | pending | n-a
+	Required bool   `json:"required"` // false for stores where the mutant is only reported
 	Reason   string `json:"reason,omitempty"`
 }
 
@@ -190,7 +191,7 @@ func built(property string) bool {
 // runCorrect runs every property against the correct API on one store: in-process, and the
 // process properties against managed processes on the durable stores.
 func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error) {
-	run, err := st.runAgainst(ctx, store, reference.MutantNone, 1, "!"+processLabel)
+	run, err := st.runAgainst(ctx, cell{kind: store, labelFilter: "!" + processLabel})
 	if err != nil {
 		return nil, err
 	}
@@ -201,9 +202,23 @@ func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error
 		}
 		run.Properties = append(run.Properties, managed.Properties...)
 	}
+	out := correctResults(st, store, "", run)
+	for i := range shapes {
+		sh := &shapes[i]
+		run, err := st.runAgainst(ctx, cell{kind: store, shape: sh, labelFilter: "!" + processLabel + " && !wait:retention"})
+		if err != nil {
+			return nil, fmt.Errorf("shape %s: %w", sh.name, err)
+		}
+		out = append(out, correctResults(st, store, sh.name, run)...)
+	}
+	return out, nil
+}
+
+// correctResults are the correct API's results of one run, printed as they come.
+func correctResults(st *stores, store, shape string, run *reports.Run) []Correct {
 	var out []Correct
 	for _, p := range run.Properties {
-		c := Correct{Store: store, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason}
+		c := Correct{Store: store, Shape: shape, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason}
 		if p.Verdict == reports.Unknown {
 			c.Result = "fail"
 			c.Reason = "unknown: " + p.Reason
@@ -211,10 +226,14 @@ func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error
 		if p.Verdict == reports.Fail {
 			c.Reason = failingSpecs(p)
 		}
-		fmt.Fprintf(st.opts.Progress, "  %-21s %-9s %-19s %s%s\n", "(correct)", store, p.Name, c.Result, reasonSuffix(c.Reason))
+		label := "(correct)"
+		if shape != "" {
+			label = "(correct " + shape + ")"
+		}
+		fmt.Fprintf(st.opts.Progress, "  %-21s %-9s %-19s %s%s\n", label, store, p.Name, c.Result, reasonSuffix(c.Reason))
 		out = append(out, c)
 	}
-	return out, nil
+	return out
 }
 
 // runCell runs the property of one row against the mutant on one store.
@@ -240,7 +259,9 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	if isProcessProperty(r.property) {
 		run, err = st.runManaged(ctx, store, r.mutant, "property:"+r.property)
 	} else {
-		run, err = st.runAgainst(ctx, store, r.mutant, instances, "property:"+r.property)
+		c := cellOf(r)
+		c.kind, c.mutant, c.instances, c.labelFilter = store, r.mutant, instances, "property:"+r.property
+		run, err = st.runAgainst(ctx, c)
 	}
 	if err != nil {
 		return cell, err
@@ -270,14 +291,14 @@ func failingSpecs(p reports.Property) string {
 	return strings.Join(names, "; ")
 }
 
-// loadTarget parses the embedded reference target file pointed at urls.
-func loadTarget(urls []string, shared bool, retention, lock time.Duration) (*targets.Target, error) {
+// loadTarget parses an embedded reference target file pointed at urls.
+func loadTarget(doc []byte, urls []string, shared bool, retention, lock time.Duration) (*targets.Target, error) {
 	vars := map[string]string{
 		"RETRYSAFE_URL":          strings.Join(urls, ","),
 		"RETRYSAFE_RETENTION":    retention.String(),
 		"RETRYSAFE_LOCK_TIMEOUT": lock.String(),
 	}
-	t, err := targets.Parse("reference.yaml (embedded)", examples.Reference, func(name string) (string, bool) {
+	t, err := targets.Parse("reference target (embedded)", doc, func(name string) (string, bool) {
 		v, ok := vars[name]
 		return v, ok
 	})

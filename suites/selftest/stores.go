@@ -3,6 +3,7 @@ package selftest
 import (
 	"context"
 	"fmt"
+	"github.com/retrysafe/retrysafe/targets/examples"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -88,16 +89,34 @@ func start(store reference.Store, cfg reference.Config) (*instance, error) {
 	return &instance{url: "http://" + ln.Addr().String(), srv: srv, store: store, stop: stop}, nil
 }
 
-// runAgainst starts n instances of the reference API (with a mutant) on a store and runs
-// the selected properties against them. Instances on the memory store each have their own
-// store (they cannot share one); on the other stores they share it.
-func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutant, n int, labelFilter string) (*reports.Run, error) {
-	cell := st.n.Add(1)
+// cell says what one in-process run starts and runs: the reference API (a mutant, a shape) on a
+// store, how many instances, and which properties.
+type cell struct {
+	kind        string
+	mutant      reference.Mutant
+	instances   int
+	labelFilter string
+	shape       *shape        // nil: the reference as reference.yaml describes it
+	retention   time.Duration // declared and served (0: the self-test's)
+	serve       time.Duration // the retention the API is started with (0: retention)
+	maxWait     time.Duration // --max-wait of the run (0: the default)
+}
+
+// runAgainst starts the cell's instances of the reference API on its store and runs the
+// selected properties against them. Instances on the memory store each have their own store
+// (they cannot share one); on the other stores they share it.
+func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) {
+	kind, m, n := c.kind, c.mutant, max(c.instances, 1)
+	retention := st.opts.Retention
+	if c.retention > 0 {
+		retention = c.retention
+	}
+	id := st.n.Add(1)
 	sink, err := faults.NewSink("127.0.0.1:0", "")
 	if err != nil {
 		return nil, err
 	}
-	handed := false // to the faults, which close it
+	handed := false // to the harness, which closes it
 	defer func() {
 		if !handed {
 			sink.Close()
@@ -107,16 +126,24 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 		Downstream:  sink.URL(),
 		Tenants:     []string{"alice", "bob"},
 		Mutant:      m,
-		Retention:   st.opts.Retention,
+		Retention:   retention,
 		LockTimeout: st.opts.LockTimeout,
 		WorkDelay:   reference.DefaultWorkDelay,
+	}
+	if c.serve > 0 {
+		cfg.Retention = c.serve
+	}
+	doc := examples.Reference
+	if c.shape != nil {
+		c.shape.configure(&cfg)
+		doc = c.shape.doc
 	}
 	var urls []string
 	var shared reference.Store
 	for range n {
 		store := shared
 		if store == nil {
-			if store, err = st.open(ctx, kind, cell); err != nil {
+			if store, err = st.open(ctx, kind, id); err != nil {
 				return nil, fmt.Errorf("open %s store: %w", kind, err)
 			}
 			if kind != "memory" {
@@ -135,13 +162,16 @@ func (st *stores) runAgainst(ctx context.Context, kind string, m reference.Mutan
 		}
 		urls = append(urls, in.url)
 	}
-	t, err := loadTarget(urls, kind != "memory" || n == 1, st.opts.Retention, st.opts.LockTimeout)
+	t, err := loadTarget(doc, urls, kind != "memory" || n == 1, retention, st.opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	f := suites.NewFaults(t)
-	f.Sink, handed = sink, true
-	defer f.Close()
-	return st.runEnv(t, f, cell, labelFilter)
+	handed = true
+	opts := []suites.Option{suites.WithSink(sink)}
+	if cfg.Downstream == "" {
+		opts = nil // an API without a downstream calls no sink
+		sink.Close()
+	}
+	return st.run(ctx, t, id, c.labelFilter, c.maxWait, opts...)
 }

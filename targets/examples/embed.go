@@ -14,3 +14,27 @@ var Reference []byte
 //
 //go:embed reference-managed.yaml
 var ReferenceManaged []byte
+
+// ReferenceUUID is targets/examples/reference-uuid.yaml: the reference API started with
+// `serve --key-format uuid`, whose keys must be UUIDs.
+//
+//go:embed reference-uuid.yaml
+var ReferenceUUID []byte
+
+// ReferenceNoAuth is targets/examples/reference-noauth.yaml: the reference API started with
+// `serve --auth none`, whose tenant is the X-Tenant header.
+//
+//go:embed reference-noauth.yaml
+var ReferenceNoAuth []byte
+
+// ReferenceHooks is targets/examples/reference-hooks.yaml: the reference API started with
+// `serve --hooks` and no downstream, failing and slowed through its test hooks.
+//
+//go:embed reference-hooks.yaml
+var ReferenceHooks []byte
+
+// ReferenceMismatch400 is targets/examples/reference-mismatch400.yaml: the reference API started
+// with `serve --mismatch-status 400`, declared as `mismatch_status: 4xx`.
+//
+//go:embed reference-mismatch400.yaml
+var ReferenceMismatch400 []byte

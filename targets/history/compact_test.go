@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // okAttempt is an answered attempt as the client records it.

@@ -86,6 +86,7 @@ type History struct {
 	attempts []Attempt // attempts kept whole
 	compact  *compactStore
 	keepFull func(Attempt) bool // non-nil while compact recording is on
+	events   []Event            // the nemesis's actions
 }
 
 // New returns an empty History that redacts every attempt with r before

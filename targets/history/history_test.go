@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 func TestAddAssignsSeqAndRedacts(t *testing.T) {

@@ -46,6 +46,7 @@ type Redactor struct {
 
 	mu       sync.RWMutex
 	values   map[string]bool
+	public   map[string]bool   // values never learned from headers (tenant names)
 	replacer *strings.Replacer // nil when there are no values
 	gen      atomic.Int64      // counts the changes of values
 }
@@ -99,6 +100,33 @@ func (r *Redactor) Learn(values ...string) {
 	r.gen.Add(1)
 }
 
+// Public names values that are never learned from secret headers, such as tenant names: a
+// credential "Bearer alice" is redacted whole, but "alice" in a body stays readable, so that
+// evidence can show which tenant received whose answer. Values given to NewRedactor or Learn are
+// redacted all the same.
+func (r *Redactor) Public(values ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.public == nil {
+		r.public = map[string]bool{}
+	}
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" {
+			r.public[v] = true
+		}
+	}
+}
+
+// isPublic reports a value given to Public.
+func (r *Redactor) isPublic(v string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.public[v]
+}
+
 // generation changes whenever the Redactor learns a value: a string redacted before may
 // redact differently after.
 func (r *Redactor) generation() int64 {
@@ -146,7 +174,7 @@ func (r *Redactor) hasNew(values []string) bool {
 func (r *Redactor) learnHeader(h http.Header) {
 	var learned []string
 	keep := func(v string) {
-		if v = strings.TrimSpace(v); len(v) >= MinLearned {
+		if v = strings.TrimSpace(v); len(v) >= MinLearned && !r.isPublic(v) {
 			learned = append(learned, v)
 		}
 	}

@@ -31,7 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // Defaults used for the zero values of Options.
@@ -78,6 +78,8 @@ type Meta struct {
 	// History.ByKey), Tenant the caller's identity, Instance the declared
 	// target instance the request goes to.
 	Op, Key, Tenant, Instance string
+	// Note is free text that the attempt carries into the history, e.g. "field $.amount changed".
+	Note string
 }
 
 // Client sends attempts, each exactly once, and records them.
@@ -188,7 +190,7 @@ func (c *Client) DoBody(ctx context.Context, req *http.Request, body []byte, met
 	for sent := 0; ; sent++ {
 		a := c.send(ctx, req, body, meta)
 		wait, plan, again := c.plan429(ctx, a, sent)
-		a.Note = joinNotes(note, a.Note, plan)
+		a.Note = joinNotes(meta.Note, note, a.Note, plan)
 		a = c.hist.Add(a)
 		if !again || !sleep(ctx, wait) {
 			return a

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 

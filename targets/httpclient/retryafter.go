@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites/history"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // plan429 decides whether attempt a, the sent-th re-send of its request, is

@@ -17,7 +17,7 @@ func load(t *testing.T, data []byte) *targets.Target {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if problems := targets.Validate(path); len(problems) > 0 {
+	if problems, _ := targets.Validate(path); len(problems) > 0 {
 		t.Fatalf("generated file does not validate: %v\n%s", problems, data)
 	}
 	tg, err := targets.Load(path)

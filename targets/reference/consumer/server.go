@@ -95,6 +95,9 @@ type ServeOptions struct {
 	Config Config // Store and Logger are filled in by Serve
 	Out    io.Writer
 	Log    *log.Logger
+	// Also, when set, runs beside the HTTP server with the consumer (a queue transport that
+	// feeds Deliver); Serve returns when it ends or ctx ends.
+	Also func(ctx context.Context, c *Consumer) error
 }
 
 // Serve opens the store, listens, prints `listening on http://HOST:PORT` to Out once it
@@ -122,11 +125,22 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if opts.Out != nil {
 		fmt.Fprintf(opts.Out, "listening on http://%s\n", ln.Addr())
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if opts.Also != nil {
+		go func() {
+			err := opts.Also(ctx, c)
+			if err == nil && ctx.Err() == nil {
+				err = errors.New("the queue transport stopped")
+			}
+			errc <- err
+		}()
+	}
 	select {
 	case err := <-errc:
-		return err
+		if ctx.Err() == nil {
+			return err
+		}
 	case <-ctx.Done():
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind names what a failing check found: a closed set, documented in docs/report-schema.md.
+// A program that reads report.json (retrysafe matrix, say) classifies failures by Kind, never by
+// the wording of a message.
+type Kind string
+
+// The anomaly kinds. The ones marked unsafe (see Kind.Unsafe) cost money or leak data when they
+// happen in production; the others are behaviour that differs from what the target declares.
+const (
+	// KindDuplicateRecord: more business records than operations (a retry executed again).
+	KindDuplicateRecord Kind = "duplicate-record"
+	// KindMissingRecord: an operation was acknowledged with a 2xx but left no record of its own.
+	KindMissingRecord Kind = "missing-record"
+	// KindReplayDiffs: a replay differs from the first answer (Anomaly.What says in what).
+	KindReplayDiffs Kind = "replay-differs"
+	// KindMismatchAccepted: the same key with another payload was replayed or processed.
+	KindMismatchAccepted Kind = "mismatch-accepted"
+	// KindCrossTenantResponse: one tenant received the answer stored for another.
+	KindCrossTenantResponse Kind = "cross-tenant-response"
+	// KindForeignResponse: a request received the answer stored for another request (another
+	// key, another operation).
+	KindForeignResponse Kind = "foreign-response"
+	// KindUnauthenticatedResponse: a request with missing or unknown credentials received a
+	// stored answer.
+	KindUnauthenticatedResponse Kind = "unauthenticated-response"
+	// KindRejectedButRecorded: a request was rejected (or should have been) yet left a record.
+	KindRejectedButRecorded Kind = "rejected-but-recorded"
+	// KindWrongStatus: an answer's status is not the one the profile declares.
+	KindWrongStatus Kind = "wrong-status"
+	// KindServerError: a 5xx where the profile declares another answer.
+	KindServerError Kind = "server-error"
+	// KindNotExpired: a key was still replayed after the declared retention.
+	KindNotExpired Kind = "not-expired"
+	// KindStuckKey: a key still answered the in-flight status past the lock timeout.
+	KindStuckKey Kind = "stuck-key"
+	// KindLostAcknowledgedWrite: an operation acknowledged with a 2xx has no record after a fault.
+	KindLostAcknowledgedWrite Kind = "lost-acknowledged-write"
+	// KindDuplicateExecution: the operation was executed again while its first attempt was in
+	// flight (a second call to the downstream provider).
+	KindDuplicateExecution Kind = "duplicate-execution"
+	// KindDuplicateDownstreamEffect: the downstream provider performed the effect twice (the
+	// retry reached it with a new downstream key).
+	KindDuplicateDownstreamEffect Kind = "duplicate-downstream-effect"
+	// KindDroppedEvent: a consumer acknowledged an event (or its broker considers it delivered)
+	// and no effect ever happened.
+	KindDroppedEvent Kind = "dropped-event"
+	// KindOlderEventApplied: a consumer let an older event overwrite the state a newer one left.
+	KindOlderEventApplied Kind = "older-event-applied"
+	// KindForgedEventAccepted: a consumer accepted an unsigned, wrongly signed, stale or
+	// tampered delivery.
+	KindForgedEventAccepted Kind = "forged-event-accepted"
+)
+
+// Kinds lists every kind, in the order reports group them.
+var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
+	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
+	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
+	KindForgedEventAccepted, KindReplayDiffs, KindWrongStatus, KindServerError, KindNotExpired}
+
+// unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
+var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
+	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
+	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
+	KindForgedEventAccepted}
+
+// Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
+// crossed a tenant, a credential or a request, an accepted mismatch, a stuck key. The others
+// (replay-differs, wrong-status, server-error, not-expired) differ from the declared profile.
+func (k Kind) Unsafe() bool { return slices.Contains(unsafeKinds, k) }
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool { return slices.Contains(Kinds, k) }
+
+// Anomaly is one violation a checker found, tied to the attempts it rests on.
+type Anomaly struct {
+	// Kind classifies the anomaly.
+	Kind Kind `json:"kind"`
+	// Op, Tenant and Key name the operation, the caller and the idempotency key (or event id).
+	Op     string `json:"op,omitempty"`
+	Tenant string `json:"tenant,omitempty"`
+	Key    string `json:"key,omitempty"`
+	// Seqs are the attempts involved (their numbers in the run's history).
+	Seqs []int64 `json:"seqs,omitempty"`
+	// What says which part of an answer differs (replay-differs): "status", "body" or "header".
+	What string `json:"what,omitempty"`
+	// Field is the JSONPath of the request field involved (mismatch-accepted), if any.
+	Field string `json:"field,omitempty"`
+	// Message is one sentence about the API, in words.
+	Message string `json:"message"`
+}
+
+// String renders the anomaly on one line.
+func (a Anomaly) String() string {
+	s := string(a.Kind) + ": " + a.Message
+	if len(a.Seqs) > 0 {
+		s += fmt.Sprintf(" (attempts %s)", seqList(a.Seqs))
+	}
+	return s
+}
+
+func seqList(seqs []int64) string {
+	parts := make([]string, len(seqs))
+	for i, s := range seqs {
+		parts[i] = fmt.Sprintf("#%d", s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// KindCounts counts anomalies by kind, in Kinds order, e.g. "duplicate-record=3, server-error=1".
+func KindCounts(as []Anomaly) string {
+	n := map[Kind]int{}
+	for _, a := range as {
+		n[a.Kind]++
+	}
+	var parts []string
+	for _, k := range Kinds {
+		if n[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, n[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,121 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// Hooks are the black-box fault hooks a test deployment offers (the target file's hooks): a
+// request that makes the next attempt fail, and headers that make one attempt slow. Without a
+// downstream binding, the error-replay and slow-first-attempt properties use them.
+type Hooks struct {
+	// FailNext is sent just before an attempt so that this attempt fails; nil = none.
+	FailNext *HookRequest
+	// Slow makes one attempt take {{.Ms}} milliseconds; nil = none.
+	Slow *SlowHook
+}
+
+// HookRequest is a request the harness sends to a hook (method, path, query, headers, body).
+type HookRequest struct {
+	Method, Path string
+
+	req request
+}
+
+// SlowHook is what makes an attempt slow: headers whose values are templates over {{.Ms}}
+// (and the request's {{.Ref}}, {{.Key}}, {{.Tenant}}).
+type SlowHook struct {
+	Headers map[string]string
+
+	headers []header
+}
+
+// CanFail reports whether the target declares a fail_next hook.
+func (h *Hooks) CanFail() bool { return h != nil && h.FailNext != nil }
+
+// CanSlow reports whether the target declares a slow hook.
+func (h *Hooks) CanSlow() bool { return h != nil && h.Slow != nil }
+
+// hookFields are the placeholders of hooks.slow.headers.
+var hookFields = []string{"Ref", "Key", "Tenant", "Ms"}
+
+// hooks decodes the top-level hooks block.
+func (d *decoder) hooks(top *object) *Hooks {
+	if !top.has("hooks") {
+		return nil
+	}
+	o, ok := d.object(top.fields["hooks"].val, "hooks", "fail_next", "slow")
+	if !ok {
+		return nil
+	}
+	h := &Hooks{}
+	if o.has("fail_next") {
+		if fo, ok := d.object(o.fields["fail_next"].val, o.at("fail_next"), "method", "path", "query", "headers", "body", "body_format"); ok {
+			r := &HookRequest{}
+			d.request(fo, &r.req, "POST")
+			r.Method, r.Path = r.req.method, srcOf(r.req.path)
+			h.FailNext = r
+		}
+	}
+	if o.has("slow") {
+		if so, ok := d.object(o.fields["slow"].val, o.at("slow"), "headers"); ok {
+			s := &SlowHook{}
+			declared := d.headers(so, "headers")
+			for _, hd := range declared {
+				if tp, ok := d.compile(hd.Value, srcPos{line: hd.line}, so.at("headers")+"."+hd.Name, hookFields); ok {
+					hd.tmpl = tp
+					s.headers = append(s.headers, hd)
+				}
+			}
+			if len(declared) == 0 { // declared ones with a bad template are reported as such
+				d.ps.add(so.line, o.at("slow"), "needs headers, e.g. {X-Test-Delay: \"{{.Ms}}\"}")
+			}
+			s.Headers = headerMap(s.headers)
+			h.Slow = s
+		}
+	}
+	return h
+}
+
+// apply sets the slow hook's headers on a request, rendered with ms milliseconds.
+func (s *SlowHook) apply(req *http.Request, v Vars, ms int64) error {
+	v.Ms = strconv.FormatInt(ms, 10)
+	for _, h := range s.headers {
+		val, err := h.tmpl.render(v)
+		if err != nil {
+			return fmt.Errorf("hooks.slow.headers.%s: %w", h.Name, err)
+		}
+		req.Header.Set(h.Name, val)
+	}
+	return nil
+}
+
+// SendFailNext sends the fail_next hook to an instance, as a tenant, and expects a 2xx.
+func (t *Target) SendFailNext(ctx context.Context, hc *http.Client, inst *Instance, tn *Tenant, v Vars) error {
+	r := t.Hooks.FailNext
+	pq, err := r.req.pathQuery(v)
+	if err != nil {
+		return fmt.Errorf("hooks.fail_next: %w", err)
+	}
+	body, err := r.req.body.render(v)
+	if err != nil {
+		return fmt.Errorf("hooks.fail_next: body: %w", err)
+	}
+	req, err := r.req.newRequest(ctx, inst, tn, v, pq, []byte(body))
+	if err != nil {
+		return fmt.Errorf("hooks.fail_next: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("hooks.fail_next: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("hooks.fail_next: %s %s answered %d: %s", r.Method, pq, resp.StatusCode, msg)
+	}
+	return nil
+}
