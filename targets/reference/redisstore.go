@@ -2,18 +2,18 @@ package reference
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
-// DefaultRedisURL is the Redis store's default address.
-const DefaultRedisURL = "redis://127.0.0.1:6379/0"
+// DefaultRedisURL is the Redis store's default address, redis://127.0.0.1:6379/0.
+const DefaultRedisURL = storekit.DefaultRedisURL
 
 // DefaultRedisPrefix namespaces every Redis key when OpenRedis gets an empty prefix.
 const DefaultRedisPrefix = "retrysafe:"
@@ -34,9 +34,9 @@ const minKeyTTL = time.Minute
 //     insertion order.
 //
 // Times are kept at microsecond precision like every store (storeTime), as fixed-width
-// decimal strings (seconds+offset, then nanoseconds) that the scripts compare exactly
-// against cut-offs computed from the caller's clock, never Redis TIME. Tokens of new
-// keys come from initialToken, so a key deleted and claimed again never reuses a token.
+// decimal strings (storekit.EncodeTime) that the scripts compare exactly against cut-offs
+// computed from the caller's clock, never Redis TIME. Tokens of new keys come from
+// initialToken, so a key deleted and claimed again never reuses a token.
 type RedisStore struct {
 	rdb    *redis.Client
 	prefix string
@@ -46,28 +46,14 @@ var _ Store = (*RedisStore)(nil)
 
 // OpenRedis connects to the Redis at url (DefaultRedisURL when empty) and checks it
 // answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
-// are disabled unless the URL sets max_retries.
+// are disabled unless the URL sets max_retries (see storekit.OpenRedis).
 func OpenRedis(ctx context.Context, url string, prefix string) (*RedisStore, error) {
-	if url == "" {
-		url = DefaultRedisURL
-	}
 	if prefix == "" {
 		prefix = DefaultRedisPrefix
 	}
-	opts, err := redis.ParseURL(url)
+	rdb, err := storekit.OpenRedis(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("redis store: %w", err)
-	}
-	if !strings.Contains(url, "max_retries=") {
-		// go-redis re-sends a command after a lost connection. A script that ran but
-		// whose reply was lost would then run twice (a duplicate record, or a winner told
-		// "in flight" by its own claim), so retries are off unless the URL asks for them.
-		opts.MaxRetries = -1
-	}
-	rdb := redis.NewClient(opts)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("redis store: ping %s: %w", opts.Addr, err)
+		return nil, err
 	}
 	return &RedisStore{rdb: rdb, prefix: prefix}, nil
 }
@@ -82,22 +68,11 @@ local function put_record(rk, ik, a)
 end
 `
 
-// timeLua compares two encoded times numerically (seconds, then nanoseconds), not with
-// the locale-dependent string order of Lua. A missing time is after nothing.
-const timeLua = `
-local function after(a, b)
-  if not a or a == '' then return false end
-  local x, y = tonumber(string.sub(a, 1, 13)), tonumber(string.sub(b, 1, 13))
-  if x == y then x, y = tonumber(string.sub(a, 14)), tonumber(string.sub(b, 14)) end
-  return x > y
-end
-`
-
 // claimScript is Decide, server-side. KEYS[1] key hash. ARGV: fingerprint, now,
 // retention cutoff ("" = never expires), lock cutoff ("" = never taken over), TTL ms,
 // token of a new key. Returns {1, token} claimed, {2} in flight, {3, 0, status, body}
 // completed, {4} mismatch (the ClaimOutcome values).
-var claimScript = redis.NewScript(timeLua + `
+var claimScript = redis.NewScript(storekit.TimeLua + `
 local k = KEYS[1]
 local row = redis.call('HMGET', k, 'fp', 'state', 'token', 'created', 'locked')
 local token = ARGV[6]
@@ -165,29 +140,20 @@ end
 return out
 `)
 
-// pruneScript deletes those KEYS created before ARGV[1] and returns how many.
-var pruneScript = redis.NewScript(timeLua + `
-local n = 0
-for _, k in ipairs(KEYS) do
-  local c = redis.call('HGET', k, 'created')
-  if c and after(ARGV[1], c) then redis.call('DEL', k) n = n + 1 end
-end
-return n
-`)
-
 // Claim atomically applies Decide to the scope's key in one script.
 func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	var retCut, lockCut string
 	var ttl time.Duration
 	if req.Retention > 0 {
-		retCut = encodeTime(req.Now.Add(-req.Retention))
+		retCut = storekit.EncodeTime(req.Now.Add(-req.Retention))
 		ttl = max(2*req.Retention, minKeyTTL)
 	}
 	if req.LockTimeout > 0 {
-		lockCut = encodeTime(req.Now.Add(-req.LockTimeout))
+		lockCut = storekit.EncodeTime(req.Now.Add(-req.LockTimeout))
 	}
 	v, err := claimScript.Run(ctx, s.rdb, []string{s.keyKey(req.Scope)}, req.Fingerprint,
-		encodeTime(storeTime(req.Now)), retCut, lockCut, ttl.Milliseconds(), tokenArg(initialToken(req.Now))).Slice()
+		storekit.EncodeTime(storeTime(req.Now)), retCut, lockCut, ttl.Milliseconds(),
+		tokenArg(initialToken(req.Now))).Slice()
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
 	}
@@ -225,8 +191,8 @@ func (s *RedisStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) 
 	}
 	row := &KeyRow{Scope: scope, Fingerprint: m["fp"], State: State(m["state"])}
 	if row.Token, err = strconv.ParseInt(m["token"], 10, 64); err == nil {
-		if row.CreatedAt, err = decodeTime(m["created"]); err == nil {
-			row.LockedAt, err = decodeTime(m["locked"])
+		if row.CreatedAt, err = storekit.DecodeTime(m["created"]); err == nil {
+			row.LockedAt, err = storekit.DecodeTime(m["locked"])
 		}
 	}
 	if err != nil {
@@ -259,7 +225,7 @@ func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 func (s *RedisStore) complete(ctx context.Context, mode string, c Completion, r *Record) (bool, error) {
 	keys := []string{s.keyKey(c.Scope)}
 	args := []any{mode, tokenArg(c.Token), strconv.Itoa(c.Response.Status), c.Response.Body,
-		c.Fingerprint, encodeTime(storeTime(c.Now)), tokenArg(initialToken(c.Now))}
+		c.Fingerprint, storekit.EncodeTime(storeTime(c.Now)), tokenArg(initialToken(c.Now))}
 	if r != nil {
 		keys = append(keys, s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref))
 		args = append(args, recordArgs(r)...)
@@ -304,7 +270,7 @@ func (s *RedisStore) Records(ctx context.Context, tenant, kind, ref string) ([]R
 		if err != nil {
 			return nil, fmt.Errorf("redis store: record %q: bad amount %q", f[0], f[4])
 		}
-		created, err := decodeTime(f[6])
+		created, err := storekit.DecodeTime(f[6])
 		if err != nil {
 			return nil, fmt.Errorf("redis store: record %q: %w", f[0], err)
 		}
@@ -318,30 +284,11 @@ func (s *RedisStore) Records(ctx context.Context, tenant, kind, ref string) ([]R
 // Prune deletes the keys created before createdBefore and returns how many. Redis also
 // expires key hashes by itself (see RedisStore); Prune catches keys without a TTL.
 func (s *RedisStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
-	cut := encodeTime(storeTime(createdBefore))
-	total := 0
-	iter := s.rdb.Scan(ctx, 0, globEscape(s.prefix)+"key:*", 500).Iterator()
-	batch := make([]string, 0, 500)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		n, err := pruneScript.Run(ctx, s.rdb, batch, cut).Int()
-		total += n
-		batch = batch[:0]
-		return err
+	n, err := storekit.PruneCreatedBefore(ctx, s.rdb, s.prefix+"key:", storeTime(createdBefore))
+	if err != nil {
+		return n, fmt.Errorf("redis store: prune: %w", err)
 	}
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
-			if err := flush(); err != nil {
-				return total, fmt.Errorf("redis store: prune: %w", err)
-			}
-		}
-	}
-	if err := errors.Join(iter.Err(), flush()); err != nil {
-		return total, fmt.Errorf("redis store: prune: %w", err)
-	}
-	return total, nil
+	return n, nil
 }
 
 // Close closes the Redis client.
@@ -356,63 +303,11 @@ func (s *RedisStore) idxKey(tenant, kind, ref string) string {
 }
 
 func recordArgs(r *Record) []any {
-	return []any{r.ID, r.Tenant, r.Kind, r.Ref, strconv.FormatInt(r.Amount, 10), r.Currency, encodeTime(storeTime(r.Created))}
+	return []any{r.ID, r.Tenant, r.Kind, r.Ref, strconv.FormatInt(r.Amount, 10), r.Currency, storekit.EncodeTime(storeTime(r.Created))}
 }
 
 func tokenArg(token int64) string { return strconv.FormatInt(token, 10) }
 
-// timeOffset keeps the seconds of every representable year positive and 13 digits wide.
-const timeOffset = 1_000_000_000_000
-
-// encodeTime renders t as 22 digits (13 of seconds+timeOffset, 9 of nanoseconds), so
-// string order is time order, exactly.
-func encodeTime(t time.Time) string {
-	return fmt.Sprintf("%013d%09d", t.Unix()+timeOffset, t.Nanosecond())
-}
-
-func decodeTime(s string) (time.Time, error) {
-	if len(s) != 22 {
-		return time.Time{}, fmt.Errorf("bad time %q", s)
-	}
-	sec, err1 := strconv.ParseInt(s[:13], 10, 64)
-	nsec, err2 := strconv.ParseInt(s[13:], 10, 64)
-	if err1 != nil || err2 != nil {
-		return time.Time{}, fmt.Errorf("bad time %q", s)
-	}
-	return time.Unix(sec-timeOffset, nsec).UTC(), nil
-}
-
-// globEscape escapes the SCAN MATCH metacharacters of s.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // Purge deletes every Redis key under the store's prefix: keys and records. Tests and the
 // self-test use it to leave a shared Redis as they found it.
-func (s *RedisStore) Purge(ctx context.Context) error {
-	iter := s.rdb.Scan(ctx, 0, s.prefix+"*", 500).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		batch = append(batch, iter.Val())
-		if len(batch) == 500 {
-			if err := s.rdb.Del(ctx, batch...).Err(); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return err
-	}
-	if len(batch) > 0 {
-		return s.rdb.Del(ctx, batch...).Err()
-	}
-	return nil
-}
+func (s *RedisStore) Purge(ctx context.Context) error { return storekit.Purge(ctx, s.rdb, s.prefix) }

@@ -3,49 +3,23 @@ package reference
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit/storekittest"
 )
 
 // testRedisURL is RETRYSAFE_REDIS_URL, or the default local Redis.
-func testRedisURL() string {
-	if u := os.Getenv("RETRYSAFE_REDIS_URL"); u != "" {
-		return u
-	}
-	return DefaultRedisURL
-}
+func testRedisURL() string { return storekit.RedisURL() }
 
-// testRedisPrefix returns a fresh random key prefix whose keys are deleted (SCAN+DEL)
-// when the test ends.
+// testRedisPrefix returns a fresh random key prefix whose keys are deleted when the test
+// ends.
 func testRedisPrefix(t *testing.T) string {
 	t.Helper()
-	var b [8]byte
-	crand.Read(b[:])
-	prefix := "retrysafe-test:" + hex.EncodeToString(b[:]) + ":"
-	t.Cleanup(func() {
-		opts, err := redis.ParseURL(testRedisURL())
-		if err != nil {
-			return
-		}
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		ctx := context.Background()
-		iter := rdb.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			t.Errorf("cleaning up Redis prefix %s: %v", prefix, err)
-		}
-	})
-	return prefix
+	return storekittest.RedisPrefix(t, "retrysafe-test:")
 }
 
 // openTestRedis opens a RedisStore on prefix, failing the test when Redis is not there.

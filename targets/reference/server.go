@@ -8,42 +8,27 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
-// Default store locations; the environment variables override them.
+// Default store locations; the environment variables override them. The consumer shares
+// them (internal/storekit).
 const (
-	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	EnvPostgresDSN     = "RETRYSAFE_PG_DSN"
-	EnvRedisURL        = "RETRYSAFE_REDIS_URL"
+	// DefaultPostgresDSN is postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
+	DefaultPostgresDSN = storekit.DefaultPostgresDSN
+	// EnvPostgresDSN, RETRYSAFE_PG_DSN, overrides DefaultPostgresDSN.
+	EnvPostgresDSN = storekit.EnvPostgresDSN
+	// EnvRedisURL, RETRYSAFE_REDIS_URL, overrides DefaultRedisURL.
+	EnvRedisURL = storekit.EnvRedisURL
 )
 
 // DefaultDSN returns the DSN a store uses when none is given: the environment override or
 // the built-in default. SQLite's default is a file in a new temporary directory.
 func DefaultDSN(store string) (string, error) {
-	switch store {
-	case "postgres":
-		return envOr(EnvPostgresDSN, DefaultPostgresDSN), nil
-	case "redis":
-		return envOr(EnvRedisURL, DefaultRedisURL), nil
-	case "sqlite":
-		dir, err := os.MkdirTemp("", "retrysafe-sqlite-")
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, "reference.db"), nil
-	}
-	return "", nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+	return storekit.DefaultDSN(store, "retrysafe-sqlite-", "reference.db")
 }
 
 // OpenStore opens a store by name: memory, sqlite, postgres or redis. An empty dsn takes

@@ -5,132 +5,41 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
 // SQLStore is the Store on SQLite or PostgreSQL through database/sql. Every method is safe
 // for concurrent use, also by several processes sharing one database.
 type SQLStore struct {
-	db *sql.DB
-	d  *dialect
-	// gate (SQLite only) queues this process's write transactions in Go, so they wait in
-	// order instead of polling SQLite's busy handler; other processes still meet the
-	// busy_timeout.
-	gate chan struct{}
+	db *storekit.DB
 }
 
 var _ Store = (*SQLStore)(nil)
 
-// sqliteDSN configures a SQLite file for many goroutines and several processes: WAL lets
-// readers run beside the writer, busy_timeout makes a writer wait for the lock instead of
-// failing with SQLITE_BUSY, and _txlock=immediate takes the write lock at BEGIN so a
-// transaction never has to upgrade a read lock (which fails without waiting).
-func sqliteDSN(path string) string {
-	return path + "?_txlock=immediate" +
-		"&_pragma=busy_timeout(10000)" +
-		"&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)"
-}
-
 // OpenSQLite opens (creating if needed) the SQLite database file at path and migrates its
 // schema to the latest version.
 func OpenSQLite(ctx context.Context, path string) (*SQLStore, error) {
-	if strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("sqlite path %q: must not contain '?'", path)
+	db, err := storekit.OpenSQLite(ctx, path, schema)
+	if err != nil {
+		return nil, err
 	}
-	return openSQL(ctx, "sqlite", sqliteDSN(path), sqliteDialect, latestVersion())
+	return &SQLStore{db: db}, nil
 }
 
 // OpenPostgres connects to PostgreSQL (a pgx URL or keyword/value DSN; a search_path
 // parameter selects the schema) and migrates its schema to the latest version.
 func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
-	return openSQL(ctx, "pgx", dsn, postgresDialect, latestVersion())
-}
-
-// pingBusy checks the connection. A new SQLite connection switches the file to WAL, which
-// can fail at once with SQLITE_BUSY while another process opens the same fresh file (SQLite
-// does not call its busy handler there): such a failure is retried for a few seconds.
-func pingBusy(ctx context.Context, db *sql.DB) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		err := db.PingContext(ctx)
-		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-		}
-	}
-}
-
-// isBusy reports SQLite's "database is locked".
-func isBusy(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
-}
-
-// maxIdleConns is how many idle connections a store keeps: enough for a same-key burst.
-const maxIdleConns = 32
-
-// openSQL opens the pool, checks the connection and migrates up to version target.
-func openSQL(ctx context.Context, driver, dsn string, d *dialect, target int) (*SQLStore, error) {
-	db, err := sql.Open(driver, dsn)
+	db, err := storekit.OpenPostgres(ctx, dsn, schema)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", d.name, err)
+		return nil, err
 	}
-	// Keep the connections of a burst open between bursts: database/sql keeps only two idle
-	// connections by default, so every concurrent request would otherwise dial (PostgreSQL:
-	// TCP and authentication; SQLite: open the file and set its pragmas) before it can work.
-	db.SetMaxIdleConns(maxIdleConns)
-	db.SetConnMaxIdleTime(time.Minute)
-	if err := pingBusy(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("connect %s: %w", d.name, err)
-	}
-	if err := migrate(ctx, db, d, target); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%s: %w", d.name, err)
-	}
-	s := &SQLStore{db: db, d: d}
-	if d.name == "sqlite" {
-		s.gate = make(chan struct{}, 1)
-	}
-	return s, nil
+	return &SQLStore{db: db}, nil
 }
 
 // Close closes the connection pool.
 func (s *SQLStore) Close() error { return s.db.Close() }
-
-// inTx runs fn in a transaction (BEGIN IMMEDIATE on SQLite) and commits when fn returns
-// commit=true without error; otherwise it rolls back.
-func (s *SQLStore) inTx(ctx context.Context, fn func(tx *sql.Tx) (commit bool, err error)) error {
-	if s.gate != nil {
-		select {
-		case s.gate <- struct{}{}:
-			defer func() { <-s.gate }()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	commit, err := fn(tx)
-	if err != nil || !commit {
-		if rbErr := tx.Rollback(); rbErr != nil && err == nil {
-			err = rbErr
-		}
-		return err
-	}
-	return tx.Commit()
-}
 
 // maxClaimAttempts bounds the optimistic claim loop; each lost attempt means another
 // claimer made progress, so reaching it indicates a bug rather than contention.
@@ -143,7 +52,7 @@ func (s *SQLStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, er
 	for range maxClaimAttempts {
 		var res ClaimResult
 		var done bool
-		err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
 			var err error
 			res, done, err = s.claimOnce(ctx, tx, req)
 			return done, err
@@ -165,7 +74,7 @@ func (s *SQLStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, er
 func (s *SQLStore) claimOnce(ctx context.Context, tx *sql.Tx, req ClaimRequest) (ClaimResult, bool, error) {
 	fresh := freshRow(req, nil)
 	var token int64
-	err := tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO rs_keys
+	err := tx.QueryRowContext(ctx, s.db.Rebind(`INSERT INTO rs_keys
 		(scope, fingerprint, state, token, created_at, locked_at, status, body)
 		VALUES (?, ?, ?, ?, ?, ?, 0, NULL)
 		ON CONFLICT (scope) DO NOTHING RETURNING token`),
@@ -190,7 +99,7 @@ func (s *SQLStore) claimOnce(ctx context.Context, tx *sql.Tx, req ClaimRequest) 
 		return res, true, nil
 	}
 	next := freshRow(req, row)
-	r, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE rs_keys
+	r, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE rs_keys
 		SET fingerprint = ?, state = ?, token = ?, created_at = ?, locked_at = ?, status = 0, body = NULL
 		WHERE scope = ? AND token = ?`),
 		next.Fingerprint, string(next.State), next.Token, next.CreatedAt.UnixMicro(),
@@ -224,7 +133,7 @@ func (s *SQLStore) lookup(ctx context.Context, q queryer, scope string) (*KeyRow
 		state             string
 		created, lockedAt int64
 	)
-	err := q.QueryRowContext(ctx, s.d.rebind(`SELECT scope, fingerprint, state, token,
+	err := q.QueryRowContext(ctx, s.db.Rebind(`SELECT scope, fingerprint, state, token,
 		created_at, locked_at, status, body FROM rs_keys WHERE scope = ?`), scope).Scan(
 		&row.Scope, &row.Fingerprint, &state, &row.Token, &created, &lockedAt,
 		&row.Response.Status, &row.Response.Body)
@@ -247,7 +156,7 @@ func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
 	var err error
 	switch {
 	case c.Force:
-		ok, err = true, s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.forceComplete(ctx, tx, c) })
+		ok, err = true, s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.forceComplete(ctx, tx, c) })
 	case c.Split:
 		ok, err = s.splitComplete(ctx, c)
 	default:
@@ -263,7 +172,7 @@ func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
 // completion rolls back and writes nothing.
 func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, error) {
 	var ok bool
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
 		var err error
 		if ok, err = s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
 			return ok, err
@@ -276,13 +185,13 @@ func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, erro
 // splitComplete is the split-write mutant: the record commits on its own, then the key.
 func (s *SQLStore) splitComplete(ctx context.Context, c Completion) (bool, error) {
 	if c.Record != nil {
-		err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, *c.Record) })
+		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, *c.Record) })
 		if err != nil {
 			return false, err
 		}
 	}
 	var ok bool
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
 		var err error
 		ok, err = s.finishKey(ctx, tx, c)
 		return ok, err
@@ -292,7 +201,7 @@ func (s *SQLStore) splitComplete(ctx context.Context, c Completion) (bool, error
 
 // finishKey marks the key done if it is still in progress with the completion's token.
 func (s *SQLStore) finishKey(ctx context.Context, tx *sql.Tx, c Completion) (bool, error) {
-	r, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE rs_keys SET state = ?, status = ?, body = ?
+	r, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE rs_keys SET state = ?, status = ?, body = ?
 		WHERE scope = ? AND token = ? AND state = ?`),
 		string(StateDone), c.Response.Status, nonNil(c.Response.Body), c.Scope, c.Token,
 		string(StateInProgress))
@@ -311,7 +220,7 @@ func (s *SQLStore) forceComplete(ctx context.Context, tx *sql.Tx, c Completion) 
 		}
 	}
 	now := c.Now.UnixMicro()
-	_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rs_keys
+	_, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO rs_keys
 		(scope, fingerprint, state, token, created_at, locked_at, status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (scope) DO UPDATE SET fingerprint = excluded.fingerprint,
@@ -324,7 +233,7 @@ func (s *SQLStore) forceComplete(ctx context.Context, tx *sql.Tx, c Completion) 
 
 // Release implements Store.
 func (s *SQLStore) Release(ctx context.Context, scope string, token int64) error {
-	_, err := s.exec(ctx, `DELETE FROM rs_keys WHERE scope = ? AND token = ? AND state = ?`,
+	_, err := s.db.ExecTx(ctx, `DELETE FROM rs_keys WHERE scope = ? AND token = ? AND state = ?`,
 		scope, token, string(StateInProgress))
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
@@ -334,7 +243,7 @@ func (s *SQLStore) Release(ctx context.Context, scope string, token int64) error
 
 // AddRecord implements Store.
 func (s *SQLStore) AddRecord(ctx context.Context, r Record) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, r) })
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, r) })
 	if err != nil {
 		return fmt.Errorf("add record: %w", err)
 	}
@@ -342,7 +251,7 @@ func (s *SQLStore) AddRecord(ctx context.Context, r Record) error {
 }
 
 func (s *SQLStore) insertRecord(ctx context.Context, tx *sql.Tx, r Record) error {
-	_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rs_records
+	_, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO rs_records
 		(id, tenant, kind, ref, amount, currency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		r.ID, r.Tenant, r.Kind, r.Ref, r.Amount, r.Currency, r.Created.UnixMicro())
 	return err
@@ -350,9 +259,9 @@ func (s *SQLStore) insertRecord(ctx context.Context, tx *sql.Tx, r Record) error
 
 // Records implements Store.
 func (s *SQLStore) Records(ctx context.Context, tenant, kind, ref string) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, tenant, kind, ref, amount,
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT id, tenant, kind, ref, amount,
 		currency, created_at FROM rs_records WHERE tenant = ? AND kind = ? AND ref = ?
-		ORDER BY `+s.d.recordOrder), tenant, kind, ref)
+		ORDER BY `+recordOrder(s.db.Dialect)), tenant, kind, ref)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
@@ -375,25 +284,11 @@ func (s *SQLStore) Records(ctx context.Context, tenant, kind, ref string) ([]Rec
 
 // Prune implements Store.
 func (s *SQLStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
-	n, err := s.exec(ctx, `DELETE FROM rs_keys WHERE created_at < ?`, createdBefore.UnixMicro())
+	n, err := s.db.ExecTx(ctx, `DELETE FROM rs_keys WHERE created_at < ?`, createdBefore.UnixMicro())
 	if err != nil {
 		return 0, fmt.Errorf("prune: %w", err)
 	}
 	return int(n), nil
-}
-
-// exec runs one write statement in its own transaction and returns the rows affected.
-func (s *SQLStore) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	var n int64
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
-		r, err := tx.ExecContext(ctx, s.d.rebind(query), args...)
-		if err != nil {
-			return false, err
-		}
-		n, err = r.RowsAffected()
-		return err == nil, err
-	})
-	return n, err
 }
 
 // nonNil stores an empty body as an empty value rather than NULL.
@@ -403,6 +298,3 @@ func nonNil(b []byte) []byte {
 	}
 	return b
 }
-
-// nowMicros is the wall clock, used only for metadata such as a migration's applied_at.
-func nowMicros() int64 { return time.Now().UnixMicro() }

@@ -2,76 +2,21 @@ package reference
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit/storekittest"
 )
-
-// defaultTestPGDSN is the local PostgreSQL the tests use unless RETRYSAFE_PG_DSN says otherwise.
-const defaultTestPGDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-func testPGDSN() string {
-	if dsn := os.Getenv("RETRYSAFE_PG_DSN"); dsn != "" {
-		return dsn
-	}
-	return defaultTestPGDSN
-}
-
-// withSearchPath adds a search_path runtime parameter to a URL or keyword/value DSN.
-func withSearchPath(t *testing.T, dsn, schema string) string {
-	t.Helper()
-	if !strings.Contains(dsn, "://") {
-		return dsn + " search_path=" + schema
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("bad PostgreSQL DSN %q: %v", dsn, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // newPGSchema creates a fresh schema rs_test_<random>, drops it when the test ends, and
 // returns a DSN whose search_path selects it. An unreachable PostgreSQL fails the test.
 func newPGSchema(t *testing.T) string {
 	t.Helper()
-	base := testPGDSN()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("PostgreSQL DSN %q: %v", base, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
-		t.Fatalf("PostgreSQL is not reachable at %s (start it or set RETRYSAFE_PG_DSN): %v", base, err)
-	}
-	buf := make([]byte, 8)
-	rand.Read(buf)
-	schema := "rs_test_" + hex.EncodeToString(buf)
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close()
-		t.Fatalf("create schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-		admin.Close()
-	})
-	return withSearchPath(t, base, schema)
+	return storekittest.PostgresSchema(t, "rs_test_")
 }
 
 func openTestPostgres(t *testing.T, dsn string) *SQLStore {
@@ -187,48 +132,28 @@ func openConcurrently(t *testing.T, n int, open func(context.Context) (*SQLStore
 // wantVersions checks that every migration is recorded exactly once.
 func wantVersions(t *testing.T, s *SQLStore) {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT version FROM rs_schema_version ORDER BY version`)
-	if err != nil {
-		t.Fatalf("read rs_schema_version: %v", err)
-	}
-	defer rows.Close()
-	var got []int
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, v)
-	}
-	if len(got) != len(migrations) {
-		t.Fatalf("schema versions = %v, want each of 1..%d once", got, latestVersion())
-	}
-	for i, v := range got {
-		if v != migrations[i].version {
-			t.Fatalf("schema versions = %v, want each of 1..%d once", got, latestVersion())
-		}
-	}
+	storekittest.WantVersions(t, s.db.DB, schema)
 }
 
 func TestSQLiteV1DataSurvives(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rs.db")
-	testV1DataSurvives(t, "sqlite", sqliteDSN(path), sqliteDialect, func() (*SQLStore, error) {
+	testV1DataSurvives(t, storekit.SQLite, storekit.SQLiteDSN(path), func() (*SQLStore, error) {
 		return OpenSQLite(context.Background(), path)
 	})
 }
 
 func TestPostgresV1DataSurvives(t *testing.T) {
 	dsn := newPGSchema(t)
-	testV1DataSurvives(t, "pgx", dsn, postgresDialect, func() (*SQLStore, error) {
+	testV1DataSurvives(t, storekit.Postgres, dsn, func() (*SQLStore, error) {
 		return OpenPostgres(context.Background(), dsn)
 	})
 }
 
 // testV1DataSurvives writes rows under schema v1 only, then opens the store normally (which
 // migrates to the latest version) and checks that the old rows still work.
-func testV1DataSurvives(t *testing.T, driver, dsn string, d *dialect, open func() (*SQLStore, error)) {
+func testV1DataSurvives(t *testing.T, d *storekit.Dialect, dsn string, open func() (*SQLStore, error)) {
 	ctx := context.Background()
-	old, err := openSQL(ctx, driver, dsn, d, 1)
+	old, err := storekit.Open(ctx, d, dsn, schema, 1)
 	if err != nil {
 		t.Fatalf("open at schema v1: %v", err)
 	}
@@ -245,7 +170,7 @@ func testV1DataSurvives(t *testing.T, driver, dsn string, d *dialect, open func(
 	micros := func(d time.Duration) int64 { return scAt(d).UnixMicro() }
 	args := [][]any{{micros(0), micros(0), []byte("v1 body")}, {micros(0), micros(0)}, {micros(2 * time.Second)}, {micros(time.Second)}}
 	for i, q := range v1 {
-		if _, err := old.db.ExecContext(ctx, d.rebind(q), args[i]...); err != nil {
+		if _, err := old.ExecContext(ctx, d.Rebind(q), args[i]...); err != nil {
 			t.Fatalf("v1 insert %d: %v", i, err)
 		}
 	}
@@ -253,7 +178,7 @@ func testV1DataSurvives(t *testing.T, driver, dsn string, d *dialect, open func(
 
 	s, err := open()
 	if err != nil {
-		t.Fatalf("open and migrate to v%d: %v", latestVersion(), err)
+		t.Fatalf("open and migrate to v%d: %v", schema.Latest(), err)
 	}
 	t.Cleanup(func() { s.Close() })
 	wantVersions(t, s)
@@ -284,15 +209,5 @@ func TestSQLOpenErrors(t *testing.T) {
 	}
 	if _, err := OpenPostgres(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2"); err == nil {
 		t.Error("OpenPostgres on a closed port succeeded")
-	}
-}
-
-func TestPostgresRebind(t *testing.T) {
-	got := postgresDialect.rebind(`SELECT a FROM t WHERE b = ? AND c = ?`)
-	if want := `SELECT a FROM t WHERE b = $1 AND c = $2`; got != want {
-		t.Fatalf("rebind = %q, want %q", got, want)
-	}
-	if got := sqliteDialect.rebind("x = ?"); got != "x = ?" {
-		t.Fatalf("sqlite rebind changed the query: %q", got)
 	}
 }

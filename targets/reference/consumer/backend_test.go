@@ -2,17 +2,12 @@ package consumer
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit/storekittest"
 )
 
 // backend is one isolated store location for one test. open returns a new Store value on
@@ -69,81 +64,19 @@ func opener(open func(ctx context.Context) (Store, error)) func(t *testing.T) St
 	}
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func testPGDSN() string { return envOr(reference.EnvPostgresDSN, reference.DefaultPostgresDSN) }
-
-func testRedisURL() string { return envOr(reference.EnvRedisURL, reference.DefaultRedisURL) }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func testRedisURL() string { return storekit.RedisURL() }
 
 // newPGSchema creates a schema rsc_test_<random>, drops it when the test ends, and returns
 // a DSN whose search_path selects it. An unreachable PostgreSQL fails the test.
 func newPGSchema(t *testing.T) string {
 	t.Helper()
-	base := testPGDSN()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("PostgreSQL DSN %q: %v", base, err)
-	}
-	schema := "rsc_test_" + randomHex(8)
-	if _, err := admin.ExecContext(ctxT(t), "CREATE SCHEMA "+schema); err != nil {
-		admin.Close()
-		t.Fatalf("PostgreSQL at %s (start it or set %s): create schema: %v", base, reference.EnvPostgresDSN, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-		admin.Close()
-	})
-	return withSearchPath(t, base, schema)
-}
-
-// withSearchPath adds a search_path parameter to a URL or keyword/value DSN.
-func withSearchPath(t *testing.T, dsn, schema string) string {
-	if !strings.Contains(dsn, "://") {
-		return dsn + " search_path=" + schema
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("bad PostgreSQL DSN %q: %v", dsn, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return storekittest.PostgresSchema(t, "rsc_test_")
 }
 
 // newRedisPrefix returns a fresh key prefix whose keys are deleted when the test ends.
 func newRedisPrefix(t *testing.T) string {
 	t.Helper()
-	prefix := "retrysafe-consumer-test:" + randomHex(8) + ":"
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s, err := OpenRedis(ctx, testRedisURL(), prefix)
-		if err != nil {
-			t.Errorf("cleaning up Redis prefix %s: %v", prefix, err)
-			return
-		}
-		defer s.Close()
-		if err := s.Purge(ctx); err != nil {
-			t.Errorf("cleaning up Redis prefix %s: %v", prefix, err)
-		}
-	})
-	return prefix
+	return storekittest.RedisPrefix(t, "retrysafe-consumer-test:")
 }
 
 // forEachStore runs f once per store, in parallel subtests.

@@ -1,17 +1,10 @@
 package consumer
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
 
-// timeLua compares two encoded times numerically (seconds, then nanoseconds), not with
-// the locale-dependent string order of Lua. A missing time is after nothing.
-const timeLua = `
-local function after(a, b)
-  if not a or a == '' then return false end
-  local x, y = tonumber(string.sub(a, 1, 13)), tonumber(string.sub(b, 1, 13))
-  if x == y then x, y = tonumber(string.sub(a, 14)), tonumber(string.sub(b, 14)) end
-  return x > y
-end
-`
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
+)
 
 // versionLua compares two canonical decimal versions (no sign, no leading zeros) exactly,
 // byte by byte, whatever their size and Lua's locale.
@@ -29,7 +22,7 @@ end
 // claimScript is Decide, server-side. KEYS[1] event hash. ARGV: now, retention cutoff
 // ("" = never expires), lock cutoff ("" = never taken over), TTL ms (0 = none), token of a
 // new record. Returns {1, token} claimed, {2} in flight, {3} done (the ClaimOutcome values).
-var claimScript = redis.NewScript(timeLua + `
+var claimScript = redis.NewScript(storekit.TimeLua + `
 local k = KEYS[1]
 local row = redis.call('HMGET', k, 'state', 'token', 'created', 'locked')
 local token = ARGV[5]
@@ -83,14 +76,4 @@ var releaseScript = redis.NewScript(`
 local row = redis.call('HMGET', KEYS[1], 'state', 'token')
 if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
-`)
-
-// pruneScript deletes those KEYS created before ARGV[1] and returns how many.
-var pruneScript = redis.NewScript(timeLua + `
-local n = 0
-for _, k in ipairs(KEYS) do
-  local c = redis.call('HGET', k, 'created')
-  if c and after(ARGV[1], c) then redis.call('DEL', k) n = n + 1 end
-end
-return n
 `)

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
 // DefaultRedisPrefix namespaces every Redis key when OpenRedis gets an empty prefix. It
@@ -30,8 +31,8 @@ const minEventTTL = time.Minute
 //     order they were written;
 //   - P+"obj:"+object: hash {version, event, updated}.
 //
-// Times are fixed-width decimal strings (encodeTime) compared exactly against cut-offs
-// computed from the caller's clock, never Redis TIME.
+// Times are fixed-width decimal strings (storekit.EncodeTime) compared exactly against
+// cut-offs computed from the caller's clock, never Redis TIME.
 type RedisStore struct {
 	rdb    *redis.Client
 	prefix string
@@ -39,28 +40,17 @@ type RedisStore struct {
 
 var _ Store = (*RedisStore)(nil)
 
-// OpenRedis connects to the Redis at url (reference.DefaultRedisURL when empty) and checks
-// it answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
+// OpenRedis connects to the Redis at url (the reference API's DefaultRedisURL when empty)
+// and checks it answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
 // are disabled unless the URL sets max_retries: a script whose reply was lost must not run
 // twice.
 func OpenRedis(ctx context.Context, url, prefix string) (*RedisStore, error) {
-	if url == "" {
-		url = defaultRedisURL
-	}
 	if prefix == "" {
 		prefix = DefaultRedisPrefix
 	}
-	opts, err := redis.ParseURL(url)
+	rdb, err := storekit.OpenRedis(ctx, url)
 	if err != nil {
-		return nil, fmt.Errorf("redis store: %w", err)
-	}
-	if !strings.Contains(url, "max_retries=") {
-		opts.MaxRetries = -1
-	}
-	rdb := redis.NewClient(opts)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("redis store: ping %s: %w", opts.Addr, err)
+		return nil, err
 	}
 	return &RedisStore{rdb: rdb, prefix: prefix}, nil
 }
@@ -69,13 +59,14 @@ func OpenRedis(ctx context.Context, url, prefix string) (*RedisStore, error) {
 func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	var retCut, lockCut string
 	if req.Retention > 0 {
-		retCut = encodeTime(req.Now.Add(-req.Retention))
+		retCut = storekit.EncodeTime(req.Now.Add(-req.Retention))
 	}
 	if req.LockTimeout > 0 {
-		lockCut = encodeTime(req.Now.Add(-req.LockTimeout))
+		lockCut = storekit.EncodeTime(req.Now.Add(-req.LockTimeout))
 	}
-	v, err := claimScript.Run(ctx, s.rdb, []string{s.eventKey(req.Key)}, encodeTime(storeTime(req.Now)),
-		retCut, lockCut, s.ttl(req.Retention), tokenArg(initialToken(req.Now))).Slice()
+	v, err := claimScript.Run(ctx, s.rdb, []string{s.eventKey(req.Key)},
+		storekit.EncodeTime(storeTime(req.Now)), retCut, lockCut, s.ttl(req.Retention),
+		tokenArg(initialToken(req.Now))).Slice()
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
 	}
@@ -113,8 +104,8 @@ func (s *RedisStore) Lookup(ctx context.Context, key string) (*EventRow, error) 
 	}
 	row := &EventRow{Key: key, State: EventState(m["state"])}
 	if row.Token, err = strconv.ParseInt(m["token"], 10, 64); err == nil {
-		if row.CreatedAt, err = decodeTime(m["created"]); err == nil {
-			row.LockedAt, err = decodeTime(m["locked"])
+		if row.CreatedAt, err = storekit.DecodeTime(m["created"]); err == nil {
+			row.LockedAt, err = storekit.DecodeTime(m["locked"])
 		}
 	}
 	if err != nil {
@@ -141,7 +132,8 @@ func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 		mode = "force"
 	}
 	e := c.Effect
-	data, err := json.Marshal(redisEffect{e.Event, e.Object, e.Version, encodeTime(storeTime(e.Created))})
+	created := storekit.EncodeTime(storeTime(e.Created))
+	data, err := json.Marshal(redisEffect{e.Event, e.Object, e.Version, created})
 	if err != nil {
 		return false, fmt.Errorf("redis store: complete: %w", err)
 	}
@@ -152,7 +144,7 @@ func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 	keys := []string{s.eventKey(c.Key), s.prefix + "eff:all", s.prefix + "eff:e:" + e.Event,
 		s.prefix + "eff:o:" + e.Object, s.prefix + "obj:" + e.Object}
 	n, err := completeScript.Run(ctx, s.rdb, keys, mode, tokenArg(c.Token), data,
-		strconv.FormatInt(e.Version, 10), e.Event, encodeTime(storeTime(c.Now)),
+		strconv.FormatInt(e.Version, 10), e.Event, storekit.EncodeTime(storeTime(c.Now)),
 		tokenArg(initialToken(c.Now)), blind, s.ttl(c.Retention)).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis store: complete (%s): %w", mode, err)
@@ -196,7 +188,7 @@ func (s *RedisStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, err
 		if err := json.Unmarshal([]byte(item), &re); err != nil {
 			return nil, fmt.Errorf("redis store: effect %q: %w", item, err)
 		}
-		created, err := decodeTime(re.Created)
+		created, err := storekit.DecodeTime(re.Created)
 		if err != nil {
 			return nil, fmt.Errorf("redis store: effect %q: %w", item, err)
 		}
@@ -226,45 +218,16 @@ func (s *RedisStore) ObjectVersion(ctx context.Context, object string) (int64, e
 // Prune implements Store. Redis also expires dedupe records by itself (see RedisStore);
 // Prune catches records without a TTL.
 func (s *RedisStore) Prune(ctx context.Context, createdBefore time.Time) (int, error) {
-	cut := encodeTime(storeTime(createdBefore))
-	total := 0
-	err := s.scan(ctx, s.prefix+"evt:", func(batch []string) error {
-		n, err := pruneScript.Run(ctx, s.rdb, batch, cut).Int()
-		total += n
-		return err
-	})
+	n, err := storekit.PruneCreatedBefore(ctx, s.rdb, s.prefix+"evt:", storeTime(createdBefore))
 	if err != nil {
-		return total, fmt.Errorf("redis store: prune: %w", err)
+		return n, fmt.Errorf("redis store: prune: %w", err)
 	}
-	return total, nil
+	return n, nil
 }
 
 // Purge deletes every Redis key under the store's prefix. Tests and the self-test use it
 // to leave a shared Redis as they found it.
-func (s *RedisStore) Purge(ctx context.Context) error {
-	return s.scan(ctx, s.prefix, func(batch []string) error { return s.rdb.Del(ctx, batch...).Err() })
-}
-
-// scan calls fn with batches of the keys that start with prefix.
-func (s *RedisStore) scan(ctx context.Context, prefix string, fn func([]string) error) error {
-	iter := s.rdb.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
-	batch := make([]string, 0, 500)
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
-			if err := fn(batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return err
-	}
-	if len(batch) > 0 {
-		return fn(batch)
-	}
-	return nil
-}
+func (s *RedisStore) Purge(ctx context.Context) error { return storekit.Purge(ctx, s.rdb, s.prefix) }
 
 // Close closes the Redis client.
 func (s *RedisStore) Close() error { return s.rdb.Close() }
@@ -272,36 +235,3 @@ func (s *RedisStore) Close() error { return s.rdb.Close() }
 func (s *RedisStore) eventKey(key string) string { return s.prefix + "evt:" + key }
 
 func tokenArg(token int64) string { return strconv.FormatInt(token, 10) }
-
-// timeOffset keeps the seconds of every representable year positive and 13 digits wide.
-const timeOffset = 1_000_000_000_000
-
-// encodeTime renders t as 22 digits (13 of seconds+timeOffset, 9 of nanoseconds), so
-// string order is time order, exactly.
-func encodeTime(t time.Time) string {
-	return fmt.Sprintf("%013d%09d", t.Unix()+timeOffset, t.Nanosecond())
-}
-
-func decodeTime(s string) (time.Time, error) {
-	if len(s) != 22 {
-		return time.Time{}, fmt.Errorf("bad time %q", s)
-	}
-	sec, err1 := strconv.ParseInt(s[:13], 10, 64)
-	nsec, err2 := strconv.ParseInt(s[13:], 10, 64)
-	if err1 != nil || err2 != nil {
-		return time.Time{}, fmt.Errorf("bad time %q", s)
-	}
-	return time.Unix(sec-timeOffset, nsec).UTC(), nil
-}
-
-// globEscape escapes the SCAN MATCH metacharacters of s.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

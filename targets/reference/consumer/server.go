@@ -8,29 +8,17 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
-
-// defaultRedisURL is the Redis store's default address, the reference API's.
-const defaultRedisURL = reference.DefaultRedisURL
 
 // DefaultDSN returns the DSN a store uses when none is given: for postgres and redis the
 // reference API's (RETRYSAFE_PG_DSN, RETRYSAFE_REDIS_URL or the built-in default); for
 // sqlite a file consumer.db in a new temporary directory.
 func DefaultDSN(store string) (string, error) {
-	if store != "sqlite" {
-		return reference.DefaultDSN(store)
-	}
-	dir, err := os.MkdirTemp("", "retrysafe-consumer-")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "consumer.db"), nil
+	return storekit.DefaultDSN(store, "retrysafe-consumer-", "consumer.db")
 }
 
 // OpenStore opens a store by name: memory, sqlite (dsn = file path), postgres (dsn = pgx

@@ -86,8 +86,8 @@ func TestMigrationIsIdempotent(t *testing.T) {
 	scDone(t, first, Completion{Now: scAt(0), Effect: Effect{"e1", "o1", 1, scAt(0)}}, true)
 	again := b.open(t).(*SQLStore)
 	var v int
-	if err := again.db.QueryRow(`SELECT MAX(version) FROM rsc_schema_version`).Scan(&v); err != nil || v != latestVersion() {
-		t.Errorf("schema version = %d, %v; want %d", v, err, latestVersion())
+	if err := again.db.QueryRow(`SELECT MAX(version) FROM rsc_schema_version`).Scan(&v); err != nil || v != schema.Latest() {
+		t.Errorf("schema version = %d, %v; want %d", v, err, schema.Latest())
 	}
 	scWantEffects(t, again, EffectFilter{Event: "e1"}, 1)
 }

@@ -13,7 +13,7 @@ import (
 // the object's state forward.
 func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
 	var ok bool
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
 		var err error
 		if ok, err = s.finishEvent(ctx, tx, c); !ok || err != nil {
 			return false, err
@@ -33,7 +33,7 @@ func (s *SQLStore) finishEvent(ctx context.Context, tx *sql.Tx, c Completion) (b
 		return true, nil
 	case c.Force:
 		now := storeTime(c.Now).UnixMicro()
-		_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rsc_events
+		_, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO rsc_events
 			(dedupe_key, state, token, created_at, locked_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (dedupe_key) DO UPDATE SET state = excluded.state,
 				token = rsc_events.token + 1, created_at = excluded.created_at,
@@ -46,7 +46,7 @@ func (s *SQLStore) finishEvent(ctx context.Context, tx *sql.Tx, c Completion) (b
 
 // markDone marks the record done if it is in progress with token.
 func (s *SQLStore) markDone(ctx context.Context, tx *sql.Tx, key string, token int64) (bool, error) {
-	r, err := tx.ExecContext(ctx, s.d.rebind(`UPDATE rsc_events SET state = ?
+	r, err := tx.ExecContext(ctx, s.db.Rebind(`UPDATE rsc_events SET state = ?
 		WHERE dedupe_key = ? AND token = ? AND state = ?`),
 		string(EventDone), key, token, string(EventInProgress))
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *SQLStore) markDone(ctx context.Context, tx *sql.Tx, key string, token i
 func (s *SQLStore) applyEffect(ctx context.Context, tx *sql.Tx, c Completion) error {
 	e := c.Effect
 	created := storeTime(e.Created).UnixMicro()
-	if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO rsc_effects
+	if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO rsc_effects
 		(event, object, version, created_at) VALUES (?, ?, ?, ?)`),
 		e.Event, e.Object, e.Version, created); err != nil {
 		return err
@@ -72,14 +72,14 @@ func (s *SQLStore) applyEffect(ctx context.Context, tx *sql.Tx, c Completion) er
 	if !c.OrderBlind {
 		upsert += ` WHERE rsc_objects.version < excluded.version`
 	}
-	_, err := tx.ExecContext(ctx, s.d.rebind(upsert), e.Object, e.Version, e.Event, storeTime(c.Now).UnixMicro())
+	_, err := tx.ExecContext(ctx, s.db.Rebind(upsert), e.Object, e.Version, e.Event, storeTime(c.Now).UnixMicro())
 	return err
 }
 
 // MarkDone implements Store.
 func (s *SQLStore) MarkDone(ctx context.Context, key string, token int64) (bool, error) {
 	var ok bool
-	err := s.inTx(ctx, func(tx *sql.Tx) (bool, error) {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
 		var err error
 		ok, err = s.markDone(ctx, tx, key, token)
 		return ok, err
@@ -92,7 +92,7 @@ func (s *SQLStore) MarkDone(ctx context.Context, key string, token int64) (bool,
 
 // Release implements Store.
 func (s *SQLStore) Release(ctx context.Context, key string, token int64) error {
-	_, err := s.exec(ctx, `DELETE FROM rsc_events WHERE dedupe_key = ? AND token = ? AND state = ?`,
+	_, err := s.db.ExecTx(ctx, `DELETE FROM rsc_events WHERE dedupe_key = ? AND token = ? AND state = ?`,
 		key, token, string(EventInProgress))
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
@@ -102,7 +102,7 @@ func (s *SQLStore) Release(ctx context.Context, key string, token int64) error {
 
 // Effects implements Store.
 func (s *SQLStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT event, object, version, created_at
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT event, object, version, created_at
 		FROM rsc_effects WHERE (? = '' OR event = ?) AND (? = '' OR object = ?) ORDER BY seq`),
 		f.Event, f.Event, f.Object, f.Object)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *SQLStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, error
 // ObjectVersion implements Store.
 func (s *SQLStore) ObjectVersion(ctx context.Context, object string) (int64, error) {
 	var v int64
-	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT version FROM rsc_objects WHERE object = ?`), object).Scan(&v)
+	err := s.db.QueryRowContext(ctx, s.db.Rebind(`SELECT version FROM rsc_objects WHERE object = ?`), object).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

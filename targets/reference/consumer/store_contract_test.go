@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit/storekittest"
 )
 
 // scBase is the contract's fixed clock; it has a sub-millisecond part because stores keep
@@ -303,32 +304,10 @@ func scEffectsFiltered(t *testing.T, s Store) {
 // the outcomes.
 func scBurst(t *testing.T, stores []Store, n int, req ClaimRequest) map[ClaimOutcome]int {
 	t.Helper()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		start = make(chan struct{})
-		count = map[ClaimOutcome]int{}
-		errs  []error
-	)
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			res, err := stores[i%len(stores)].Claim(context.Background(), req)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			count[res.Outcome]++
-		})
-	}
-	close(start)
-	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatalf("%d of %d concurrent claims failed, first: %v", len(errs), n, errs[0])
-	}
-	return count
+	return storekittest.Burst(t, n, func(i int) (ClaimOutcome, error) {
+		res, err := stores[i%len(stores)].Claim(context.Background(), req)
+		return res.Outcome, err
+	})
 }
 
 // scBurstRounds checks that each of 10 bursts of 16 claims, fresh and after the lock
