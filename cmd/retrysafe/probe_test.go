@@ -106,7 +106,7 @@ func TestProbeCommandCannotRun(t *testing.T) {
 	}{
 		{"no target", []string{"probe"}, "--target is required"},
 		{"bad file", []string{"probe", "--target", bad}, "operations"},
-		{"remote", []string{"probe", "--target", remote}, "refusing to probe http://192.0.2.1:9"},
+		{"remote", []string{"probe", "--target", remote}, "refusing to test http://192.0.2.1:9"},
 		{"unreachable", []string{"probe", "--target", dead}, "target unreachable"},
 		{"bad compare file", []string{"probe", "--target", s.TargetFile, "--compare", bad}, "--compare"},
 	}
@@ -115,6 +115,41 @@ func TestProbeCommandCannotRun(t *testing.T) {
 			text, code := auditRun(t, tt.args...)
 			if code != exitUsage || !strings.Contains(text, tt.want) {
 				t.Errorf("exit %d, want 2 with %q:\n%s", code, tt.want, text)
+			}
+		})
+	}
+}
+
+// TestProbeSuggestRoundTrip: --suggest writes a target file that validates, and a run of it
+// passes on the correct API and fails on a mutant; --key sends the keys under that prefix.
+func TestProbeSuggestRoundTrip(t *testing.T) {
+	tests := []struct {
+		mutant reference.Mutant
+		code   int
+	}{{reference.MutantNone, exitOK}, {reference.MutantNoFingerprint, exitViolation}}
+	for _, tt := range tests {
+		t.Run(string(tt.mutant), func(t *testing.T) {
+			s := probetest.Start(t, tt.mutant)
+			dir := t.TempDir()
+			suggested, prof := filepath.Join(dir, "suggested.yaml"), filepath.Join(dir, "profile.json")
+			text, code := auditRun(t, "probe", "--target", s.TargetFile, "--suggest", suggested, "--out", prof, "--key", "rs-cli-probe")
+			if code != exitOK || !strings.Contains(text, "suggested target file: "+suggested) {
+				t.Fatalf("probe: exit %d:\n%s", code, text)
+			}
+			p, err := profile.ReadFile(prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := p.Field(profile.FieldReplay).Evidence[0]; p.KeyPrefix != "rs-cli-probe" || !strings.Contains(x.Key, "rs-cli-probe-") {
+				t.Errorf("key prefix %q, first key %q: want rs-cli-probe", p.KeyPrefix, x.Key)
+			}
+			if text, code := auditRun(t, "validate", suggested); code != exitOK {
+				t.Fatalf("validate: exit %d:\n%s", code, text)
+			}
+			text, code = auditRun(t, "run", "--target", suggested, "--label-filter", "property:mismatch || property:keys",
+				"--report-dir", filepath.Join(dir, "report"), "--timeout", "1m")
+			if code != tt.code {
+				t.Errorf("run of the suggested file: exit %d, want %d:\n%s", code, tt.code, text)
 			}
 		})
 	}

@@ -16,8 +16,8 @@ type Change struct {
 	Old, New Field
 }
 
-// Compare lists the fields whose behaviour changed from before to after: the value, or whether
-// it is unsafe. A field that is not probed in either profile, the targets' addresses and the
+// Compare lists the fields whose behaviour changed from before to after: the value, whether it
+// is unsafe, or whether it deviates from the IETF draft. A field that is not probed in either profile, the targets' addresses and the
 // evidence itself are not compared.
 func Compare(before, after *Profile) []Change {
 	var names []string
@@ -35,7 +35,7 @@ func Compare(before, after *Profile) []Change {
 		if o == nil || n == nil || !o.Probed() || !n.Probed() {
 			continue
 		}
-		if o.Value != n.Value || (o.Unsafe == "") != (n.Unsafe == "") {
+		if o.Value != n.Value || (o.Unsafe == "") != (n.Unsafe == "") || (o.Deviation == "") != (n.Deviation == "") {
 			out = append(out, Change{Field: name, Old: *o, New: *n})
 		}
 	}
@@ -77,12 +77,16 @@ func changedNames(changes []Change) []string {
 	return names
 }
 
-// valueText is a value with its unsafe mark.
+// valueText is a value with its unsafe and deviation marks.
 func valueText(f Field) string {
+	s := f.Value
 	if f.Unsafe != "" {
-		return f.Value + " (UNSAFE: " + f.Unsafe + ")"
+		s += " (UNSAFE: " + f.Unsafe + ")"
 	}
-	return f.Value
+	if f.Deviation != "" {
+		s += " (deviation: " + f.Deviation + ")"
+	}
+	return s
 }
 
 // writeEvidence writes a field's note, records and attempts, indented.

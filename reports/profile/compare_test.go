@@ -84,3 +84,39 @@ func TestExpectationsLeaveOutUnsafeAndNotProbed(t *testing.T) {
 		t.Errorf("Expectations() = %q, want %q", got, want)
 	}
 }
+
+// TestDeviations: a field that starts or stops deviating from the draft is a change; the text
+// shows deviations apart from unsafe fields, and keys and base in the header.
+func TestDeviations(t *testing.T) {
+	dev := "the draft says 422 for a reused key with another payload"
+	old := profileOf(Field{Name: FieldMismatchStatus, Value: "400"}, Field{Name: FieldInFlight, Value: "409"})
+	now := profileOf(Field{Name: FieldMismatchStatus, Value: "400", Deviation: dev},
+		Field{Name: FieldInFlight, Value: "500", Unsafe: "5xx to a race loser"})
+	var got []string
+	for _, c := range Compare(old, now) {
+		got = append(got, c.Field)
+	}
+	if want := []string{FieldMismatchStatus, FieldInFlight}; !slices.Equal(got, want) {
+		t.Errorf("changed %v, want %v", got, want)
+	}
+	if d := now.Deviations(); len(d) != 1 || d[0].Name != FieldMismatchStatus {
+		t.Errorf("Deviations() = %+v", d)
+	}
+	now.KeyPrefix = "rs-abc"
+	var buf bytes.Buffer
+	WriteText(&buf, now)
+	out := buf.String()
+	for _, want := range []string{"keys: --key rs-abc", "400  ≠ draft", "500  UNSAFE",
+		"UNSAFE (1):\n  in_flight = 500: 5xx to a race loser\n",
+		"DEVIATIONS from the IETF draft (1; declare them if they are the API's choice):\n  mismatch_status = 400: " + dev + "\n",
+		"profile:\n  mismatch_status: 400\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	WriteChanges(&buf, Compare(old, now))
+	if !strings.Contains(buf.String(), "mismatch_status: 400 -> 400 (deviation: "+dev+")") {
+		t.Errorf("changes:\n%s", buf.String())
+	}
+}

@@ -54,8 +54,14 @@ type Profile struct {
 	Tool string `json:"tool,omitempty"`
 	// Target describes the API probed.
 	Target TargetInfo `json:"target"`
-	// RunID prefixes every key and {{.Ref}} the probe sent.
+	// RunID names the probe's run; every {{.Ref}} it sent starts with "rs-" + RunID.
 	RunID string `json:"run_id"`
+	// KeyPrefix is the run's key prefix (`retrysafe probe --key`): with the target's key.format it
+	// makes every idempotency key the probe sent, so the same prefix sends the same keys again.
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Base is the target file's profile base ("ietf" or "stripe"); under "ietf" the fields
+	// that contradict a SHOULD of the IETF draft carry a Deviation.
+	Base string `json:"base,omitempty"`
 	// Started and Finished bound the probe.
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
@@ -86,6 +92,10 @@ type Field struct {
 	// across tenants or operations, a 5xx to a race loser, another request's response
 	// replayed); "" when it is not.
 	Unsafe string `json:"unsafe,omitempty"`
+	// Deviation, under the ietf base, says what the IETF draft's SHOULD expects where the
+	// observed value contradicts it ("the draft says 422 for a reused key with another
+	// payload"); "" when it does not. A deviation is not unsafe by itself.
+	Deviation string `json:"deviation,omitempty"`
 	// Note explains the value, or why the field was not probed.
 	Note string `json:"note,omitempty"`
 	// Operation names the target operation the field was probed on.
@@ -155,8 +165,19 @@ func (p *Profile) Unsafe() []Field {
 	return out
 }
 
-// expectationFields are the fields a target file's profile block knows.
-var expectationFields = []string{FieldMismatchStatus, FieldInFlight, FieldMissingKeyStatus, FieldEmptyKeyStatus,
+// Deviations returns the fields whose observed value contradicts a SHOULD of the IETF draft.
+func (p *Profile) Deviations() []Field {
+	var out []Field
+	for _, f := range p.Fields {
+		if f.Deviation != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ExpectationFields are the fields a target file's profile block knows, in that block's order.
+var ExpectationFields = []string{FieldMismatchStatus, FieldInFlight, FieldMissingKeyStatus, FieldEmptyKeyStatus,
 	FieldLongKeyStatus, FieldMaxKeyLength, FieldKeyForms, FieldReplayHeader, FieldErrorPolicy, FieldExpired}
 
 // Expectations returns the probed fields that a target file's profile block accepts, as YAML
@@ -164,7 +185,7 @@ var expectationFields = []string{FieldMismatchStatus, FieldInFlight, FieldMissin
 // comment: they are not behaviour to expect.
 func (p *Profile) Expectations() []string {
 	var out []string
-	for _, name := range expectationFields {
+	for _, name := range ExpectationFields {
 		f := p.Field(name)
 		if f == nil || !f.Probed() {
 			continue
@@ -173,13 +194,13 @@ func (p *Profile) Expectations() []string {
 			out = append(out, fmt.Sprintf("# %s: %s  (left out: unsafe: %s)", name, f.Value, f.Unsafe))
 			continue
 		}
-		out = append(out, name+": "+yamlValue(name, f.Value))
+		out = append(out, name+": "+YAMLValue(name, f.Value))
 	}
 	return out
 }
 
-// yamlValue writes a field value as a target file expects it.
-func yamlValue(name, v string) string {
+// YAMLValue writes a probed value of the named field as a target file's profile block takes it.
+func YAMLValue(name, v string) string {
 	switch name {
 	case FieldReplayHeader:
 		if v == "none" {

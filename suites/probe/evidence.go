@@ -1,12 +1,12 @@
 package probe
 
 import (
-	"context"
 	"fmt"
-	"github.com/retrysafe/retrysafe/reports/profile"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/retrysafe/retrysafe/reports/profile"
+	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -31,38 +31,52 @@ func (p *prober) field(name string, def *targets.Operation) *finding {
 
 // do sends one attempt and keeps it as evidence. ok is false when the attempt got no answer or
 // the budget is spent; the field is then NotProbed, saying why.
-func (fd *finding) do(ctx context.Context, o op, s sendOpts) (history.Attempt, bool) {
-	a, sent := fd.p.send(ctx, o, s)
+func (fd *finding) do(o *suites.Op, s suites.Send) (history.Attempt, bool) {
+	a, sent := fd.p.send(o, s)
+	return a, fd.took(a, sent, describe(s))
+}
+
+// took keeps an attempt sent as how, or notes that the budget was spent (sent false); ok is
+// false unless the attempt got an answer.
+func (fd *finding) took(a history.Attempt, sent bool, how string) bool {
 	if !sent {
 		fd.f.Value, fd.f.Note = profile.NotProbed, fmt.Sprintf("the probe's budget of %d requests was spent", fd.p.opts.MaxAttempts)
-		return a, false
+		return false
 	}
-	fd.keep(a, s)
+	fd.keepAs(a, how)
 	if a.Outcome != history.OK {
 		fd.f.Value = profile.NotProbed
 		fd.f.Note = fmt.Sprintf("attempt #%d got no answer (%s): %s", a.Seq, a.Outcome, a.Err)
-		return a, false
+		return false
 	}
-	return a, true
+	return true
 }
 
-// keep adds an attempt to the evidence.
-func (fd *finding) keep(a history.Attempt, s sendOpts) {
-	fd.f.Evidence = append(fd.f.Evidence, exchange(a, sent(s)))
+// keep adds an attempt sent with s to the evidence.
+func (fd *finding) keep(a history.Attempt, s suites.Send) { fd.keepAs(a, describe(s)) }
+
+// keepAs adds an attempt to the evidence, described as how.
+func (fd *finding) keepAs(a history.Attempt, how string) {
+	fd.f.Evidence = append(fd.f.Evidence, exchange(a, how))
 }
 
-// count counts o's records and keeps the count; ok is false when there is no observer or it
-// failed (noted).
-func (fd *finding) count(ctx context.Context, o op) (int, bool) {
-	c, ok, note := fd.p.records(ctx, o)
-	if note != "" {
-		fd.note("%s", note)
-	}
-	if !ok {
+// count counts o's records through its observer (Op.Count) and keeps the count; ok is false
+// when there is no observer or it failed (noted).
+func (fd *finding) count(o *suites.Op) (int, bool) {
+	c := o.Count()
+	if !c.Taken {
 		return 0, false
 	}
-	fd.f.Records = append(fd.f.Records, c)
-	return c.Records, true
+	if c.Err != "" {
+		fd.note("observer: %s", c.Err)
+		return 0, false
+	}
+	tenant := c.Tenant
+	if tenant == "-" {
+		tenant = ""
+	}
+	fd.f.Records = append(fd.f.Records, profile.Count{Op: c.Op, Tenant: tenant, Ref: c.Ref, Records: c.N})
+	return c.N, true
 }
 
 // note appends to the field's note.
@@ -78,7 +92,7 @@ func (fd *finding) note(format string, args ...any) {
 // notProbed ends the finding without a value.
 func (fd *finding) notProbed(format string, args ...any) profile.Field {
 	fd.f.Value = profile.NotProbed
-	fd.f.Unsafe = ""
+	fd.f.Unsafe, fd.f.Deviation = "", ""
 	fd.note(format, args...)
 	return fd.f
 }
@@ -96,27 +110,42 @@ func (fd *finding) unsafe(format string, args ...any) {
 	fd.f.Unsafe = fmt.Sprintf(format, args...)
 }
 
-// sent describes how an attempt differed from an ordinary one.
-func sent(s sendOpts) string {
+// deviates marks the finding's behaviour as contradicting a SHOULD of the IETF draft (kept
+// only under the ietf base, see markDeviations).
+func (fd *finding) deviates(format string, args ...any) {
+	fd.f.Deviation = fmt.Sprintf(format, args...)
+}
+
+// describe says how an attempt sent with s differed from an ordinary one.
+func describe(s suites.Send) string {
 	var parts []string
 	switch {
-	case s.key.Omit:
+	case s.Key.Omit:
 		parts = append(parts, "no key")
-	case s.key.Raw != nil && *s.key.Raw == "":
+	case s.Key.Raw != nil && *s.Key.Raw == "":
 		parts = append(parts, "empty key")
-	case s.key.Raw != nil:
+	case s.Key.Raw != nil:
 		parts = append(parts, "raw key")
-	case s.key.Form != "":
-		parts = append(parts, string(s.key.Form)+" key")
+	case s.Key.Form != "":
+		parts = append(parts, string(s.Key.Form)+" key")
 	}
-	if s.variant {
+	if s.Variant {
 		parts = append(parts, "variant body")
 	}
-	if s.body != nil {
+	if s.Reformat {
 		parts = append(parts, "reordered body")
 	}
-	if s.noAuth {
+	if s.Body != nil {
+		parts = append(parts, "other body")
+	}
+	switch s.Auth {
+	case "none":
 		parts = append(parts, "no credentials")
+	case "unknown":
+		parts = append(parts, "unknown credentials")
+	}
+	if s.SlowMs > 0 {
+		parts = append(parts, fmt.Sprintf("slowed %d ms by the slow hook", s.SlowMs))
 	}
 	return strings.Join(parts, ", ")
 }

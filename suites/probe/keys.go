@@ -1,115 +1,140 @@
 package probe
 
 import (
-	"context"
-	"github.com/retrysafe/retrysafe/reports/profile"
 	"strconv"
 	"strings"
 
+	"github.com/retrysafe/retrysafe/reports/profile"
+	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // keyFields probes what counts as a key: a missing, an empty and an over-long key, the longest
 // key accepted (searched), how much of a long key is significant (searched), and the key forms.
-func (p *prober) keyFields(ctx context.Context) []profile.Field {
+// A key format of a fixed shape (uuid, ulid, a template) skips both searches: a key padded to a
+// length would not be one.
+func (p *prober) keyFields() []profile.Field {
 	out := []profile.Field{
-		p.statusOf(ctx, profile.FieldMissingKeyStatus, targets.KeyMode{Omit: true}),
-		p.statusOf(ctx, profile.FieldEmptyKeyStatus, targets.KeyMode{Raw: new(string)}),
-		p.keyForms(ctx),
+		p.statusOf(profile.FieldMissingKeyStatus, "a request without a key", targets.KeyMode{Omit: true}),
+		p.statusOf(profile.FieldEmptyKeyStatus, "an empty key", targets.KeyMode{Raw: new(string)}),
+		p.keyForms(),
 	}
-	maxF, longF := p.keyLength(ctx)
+	if f := p.def.Key.Format; f.Fixed() {
+		why := "key.format " + f.String() + " gives keys of a fixed shape: the key-length search is skipped (a key padded to a length would not be one)"
+		return append(out, p.field(profile.FieldMaxKeyLength, p.def).notProbed("%s", why),
+			p.field(profile.FieldLongKeyStatus, p.def).notProbed("%s", why),
+			p.field(profile.FieldSignificantKeyLength, p.def).notProbed("%s", why))
+	}
+	maxF, longF := p.keyLength()
 	out = append(out, maxF, longF)
-	if maxF.Probed() {
+	switch {
+	case maxF.Value == "none":
+		out = append(out, p.significant(p.opts.KeySearchLimit))
+	case maxF.Probed():
 		n, _ := strconv.Atoi(maxF.Value)
-		out = append(out, p.significant(ctx, n))
-	} else {
+		out = append(out, p.significant(n))
+	default:
 		out = append(out, p.field(profile.FieldSignificantKeyLength, p.def).notProbed("the longest key accepted is not known"))
 	}
 	return out
 }
 
-// statusOf sends one new request with an unusual key: its status, or "processed" when a missing
-// key is answered 2xx (no idempotency without a key).
-func (p *prober) statusOf(ctx context.Context, name string, key targets.KeyMode) profile.Field {
+// statusOf sends one new request with an unusual key (what, in words): its status, or
+// "processed" when it is answered 2xx (no idempotency for it). A 5xx is unsafe: a server error
+// for a client's malformed key.
+func (p *prober) statusOf(name, what string, key targets.KeyMode) profile.Field {
 	fd := p.field(name, p.def)
-	o := p.newOp(p.def, p.tenant)
-	a, ok := fd.do(ctx, o, sendOpts{key: key})
+	o := p.s.NewOp(p.def)
+	a, ok := fd.do(o, suites.Send{Key: key})
 	if !ok {
 		return fd.f
 	}
-	n, counted := fd.count(ctx, o)
-	if success(a) {
-		if key.Omit {
-			fd.note("a request without a key is processed without idempotency")
-			return fd.done("processed")
-		}
-		fd.note("an empty key was accepted")
-	} else if counted && n > 0 {
+	n, counted := fd.count(o)
+	switch {
+	case success(a):
+		fd.note("%s is processed without idempotency", what)
+		return fd.done(targets.Processed.String())
+	case a.Status >= 500:
+		fd.unsafe("server error: %s got %d", what, a.Status)
+	}
+	if counted && n > 0 {
 		fd.note("the rejected request left %d record(s)", n)
 	}
-	return fd.done(strconv.Itoa(a.Status))
+	return fd.done(statusText(a.Status))
 }
 
-// keyForms sends one new key in the quoted form, then the same key bare.
-func (p *prober) keyForms(ctx context.Context) profile.Field {
+// keyForms sends one new key in the quoted form, then the same key bare. The value lists both
+// only when the evidence shows they are one key (one record, or the second answered as a
+// replay: with a replay marker, or without an observer the first's answer); otherwise only the
+// form that works, with a note.
+func (p *prober) keyForms() profile.Field {
 	fd := p.field(profile.FieldKeyForms, p.def)
 	if p.def.Key.In != targets.KeyInHeader {
 		return fd.notProbed("the key is sent in the %s, where it has one form", p.def.Key.In)
 	}
-	o := p.newOp(p.def, p.tenant)
-	q, ok := fd.do(ctx, o, sendOpts{key: targets.KeyMode{Form: targets.KeyQuoted}})
+	o := p.s.NewOp(p.def)
+	q, ok := fd.do(o, suites.Send{Key: targets.KeyMode{Form: targets.KeyQuoted}})
 	if !ok {
 		return fd.f
 	}
-	b, ok := fd.do(ctx, o, sendOpts{key: targets.KeyMode{Form: targets.KeyBare}})
+	b, ok := fd.do(o, suites.Send{Key: targets.KeyMode{Form: targets.KeyBare}})
 	if !ok {
 		return fd.f
 	}
-	var forms []string
-	if success(q) {
-		forms = append(forms, string(targets.KeyQuoted))
-	}
-	if success(b) {
-		forms = append(forms, string(targets.KeyBare))
-	}
+	n, counted := fd.count(o)
 	switch {
-	case len(forms) == 0:
+	case !success(q) && !success(b):
 		return fd.notProbed("neither form was accepted (%d, %d)", q.Status, b.Status)
-	case len(forms) == 2 && sameAnswer(q, b, p.t.Profile.Ignore):
-		fd.note("the quoted and bare forms name the same key")
-	case len(forms) == 2:
-		fd.note("the quoted and bare forms of one key are two different keys")
+	case !success(b):
+		fd.note("the bare form was refused with %d", b.Status)
+		return fd.done("[" + string(targets.KeyQuoted) + "]")
+	case !success(q):
+		fd.note("the quoted form was refused with %d", q.Status)
+		return fd.done("[" + string(targets.KeyBare) + "]")
+	case counted && n == 1:
+		fd.note("the quoted and bare forms name the same key: one record")
+	case marked(q, b, p.t.Profile.Ignore):
+		fd.note("the quoted and bare forms name the same key: the second was answered as a replay")
+	case counted && n >= 2:
+		fd.note("the quoted and bare forms of one key are two different keys (%d records): the API reads the header verbatim, so only the bare form is the key", n)
+		return fd.done("[" + string(targets.KeyBare) + "]")
+	case !counted && p.same(q, b):
+		fd.note("the quoted and bare forms name the same key: the second got the first's answer (no observer to count records)")
+	default:
+		fd.note("nothing shows that the quoted and bare forms name one key (answers differ at %s, no record count): only the bare form is suggested", strings.Join(p.differences(q, b), ", "))
+		return fd.done("[" + string(targets.KeyBare) + "]")
 	}
-	fd.count(ctx, o)
-	return fd.done("[" + strings.Join(forms, ", ") + "]")
+	return fd.done("[" + string(targets.KeyQuoted) + ", " + string(targets.KeyBare) + "]")
 }
 
 // keyLength searches the longest key accepted (2xx), between the baseline key's length and
 // Options.KeySearchLimit, by bisection; the status of a key one character longer is
-// long_key_status.
-func (p *prober) keyLength(ctx context.Context) (profile.Field, profile.Field) {
+// long_key_status. Every key up to the limit accepted: max_key_length is none.
+func (p *prober) keyLength() (profile.Field, profile.Field) {
 	mf := p.field(profile.FieldMaxKeyLength, p.def)
 	lf := p.field(profile.FieldLongKeyStatus, p.def)
 	limit := p.opts.KeySearchLimit
-	var rejected *op
+	var rejected *suites.Op
+	var rejectedAt history.Attempt
 	try := func(n int) (accepted bool, status int, ok bool) {
-		o := p.newOp(p.def, p.tenant)
-		o.key = exactKey(o.key, n)
-		a, ok := mf.do(ctx, o, sendOpts{})
+		o := p.s.NewOp(p.def)
+		o = o.WithKey(exactKey(o.Key, n))
+		a, ok := mf.do(o, suites.Send{})
 		if ok && !success(a) {
-			rejected = &o
+			rejected, rejectedAt = o, a
 			lf.f.Evidence = []profile.Exchange{mf.f.Evidence[len(mf.f.Evidence)-1]}
 		}
 		return success(a), a.Status, ok
 	}
-	lo := len(p.newOp(p.def, p.tenant).key)
+	lo := len(p.s.NewOp(p.def).Key)
 	accepted, hiStatus, ok := try(limit)
 	switch {
 	case !ok:
 		return mf.f, lf.notProbed("the search got no answer")
 	case accepted:
-		mf.note("every key up to the search limit of %d characters was accepted", limit)
-		return mf.done(strconv.Itoa(limit)), lf.notProbed("no key up to %d characters was rejected", limit)
+		mf.note("every key up to the search limit of %d characters was accepted: no maximum found", limit)
+		return mf.done("none"), lf.notProbed("no key up to %d characters was rejected", limit)
 	}
 	hi := limit
 	for hi-lo > 1 {
@@ -126,40 +151,42 @@ func (p *prober) keyLength(ctx context.Context) (profile.Field, profile.Field) {
 	}
 	mf.note("searched by bisection between the baseline key and %d characters", limit)
 	lf.note("a key of %d characters", hi)
+	if hiStatus >= 500 {
+		lf.unsafe("server error: a key of %d characters got %d", hi, hiStatus)
+	}
 	if rejected != nil {
-		if n, counted := lf.count(ctx, *rejected); counted && n > 0 {
+		if n, counted := lf.count(rejected); counted && n > 0 && rejectedAt.Status < 500 {
 			lf.unsafe("duplicate record: the rejected over-long key left %d record(s)", n)
 		}
 	}
-	return mf.done(strconv.Itoa(lo)), lf.done(strconv.Itoa(hiStatus))
+	return mf.done(strconv.Itoa(lo)), lf.done(statusText(hiStatus))
 }
 
 // significant finds how many characters of a key the target tells apart: two keys of the same
 // length that differ only in their last character, with the same body and ref, must be two
 // operations. Searched by bisection when keys of maxLen characters collide.
-func (p *prober) significant(ctx context.Context, maxLen int) profile.Field {
+func (p *prober) significant(maxLen int) profile.Field {
 	fd := p.field(profile.FieldSignificantKeyLength, p.def)
 	failed := false
 	distinct := func(n int) bool {
-		o := p.newOp(p.def, p.tenant)
-		a, b := o, o
-		a.key = exactKey(o.key, n-1) + "a"
-		b.key = exactKey(o.key, n-1) + "b"
-		ra, ok := fd.do(ctx, a, sendOpts{})
+		o := p.s.NewOp(p.def)
+		a := o.WithKey(exactKey(o.Key, n-1) + "a")
+		b := o.WithKey(exactKey(o.Key, n-1) + "b")
+		ra, ok := fd.do(a, suites.Send{})
 		if !ok || !success(ra) {
 			failed = true
 			return false
 		}
-		rb, ok := fd.do(ctx, b, sendOpts{})
+		rb, ok := fd.do(b, suites.Send{})
 		if !ok {
 			failed = true
 			return false
 		}
-		records, counted := fd.count(ctx, o)
+		records, counted := fd.count(o)
 		if counted && records >= 2 {
 			return true
 		}
-		return !success(rb) || !sameAnswer(ra, rb, p.t.Profile.Ignore)
+		return !success(rb) || !p.same(ra, rb)
 	}
 	if distinct(maxLen) {
 		fd.note("two keys of %d characters that differ only in the last one are two operations", maxLen)
@@ -168,7 +195,7 @@ func (p *prober) significant(ctx context.Context, maxLen int) profile.Field {
 	if failed {
 		return fd.notProbed("a request with a key of %d characters was not answered 2xx", maxLen)
 	}
-	lo, hi := len(p.newOp(p.def, p.tenant).key)+1, maxLen
+	lo, hi := len(p.s.NewOp(p.def).Key)+1, maxLen
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		d := distinct(mid)
@@ -191,4 +218,11 @@ func exactKey(key string, n int) string {
 		return key[:n]
 	}
 	return key + "-" + strings.Repeat("x", n-len(key)-1)
+}
+
+// marked reports whether the answer b carries a replay marker (a header naming a replay or the
+// idempotency) that the answer a lacked.
+func marked(a, b history.Attempt, ig targets.Ignore) bool {
+	marker, _ := replayMarker(a, b, ig)
+	return marker != ""
 }

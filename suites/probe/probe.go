@@ -1,27 +1,29 @@
 // Package probe infers the idempotency behaviour of a target from a small, bounded set of
 // non-destructive requests, and notices when that behaviour changes.
 //
-// Run sends each request once through the harness's HTTP client and records it; every inferred
-// field of the resulting Profile carries the attempts it came from and the business records
-// counted through the operation's observer. A field the probe cannot establish reliably (the
-// answer while in flight when nothing lets the harness hold a request, expiry) is NotProbed,
-// never guessed. check.Compare lists the fields that differ between two profiles.
+// Run opens one harness on the target (suites.Open: the downstream sink, the target's
+// processes, the guard rails of a remote target, the clean-up), sends every request through the
+// harness's operations (suites.Op.Do: built, sent exactly once, redacted and recorded in the
+// run's history) and counts business records through the operation's observer (Op.Count).
+// Every inferred field of the resulting Profile carries the attempts it came from and the
+// counts. A field the probe cannot establish reliably (the answer while in flight when nothing
+// lets the harness hold a request, expiry) is NotProbed, never guessed. Under the ietf base a
+// value that contradicts a SHOULD of the IETF draft carries a Deviation. Suggest turns a profile
+// into a target file whose expectations are the probed ones.
 package probe
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/retrysafe/retrysafe/reports/profile"
+	"io"
 	"math/rand/v2"
-	"net/http"
-	"sync"
 	"time"
 
-	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/reports/profile"
+	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
-	"github.com/retrysafe/retrysafe/targets/httpclient"
 )
 
 // Defaults of Options.
@@ -30,6 +32,7 @@ const (
 	DefaultMaxAttempts    = 150
 	DefaultKeySearchLimit = 4096
 	DefaultHoldWindow     = time.Second
+	DefaultMaxFields      = 16
 )
 
 // ErrUnreachable means no request reached the target.
@@ -49,17 +52,29 @@ type Options struct {
 	// KeySearchLimit is the longest key the key-length search tries (default 4096).
 	KeySearchLimit int
 	// HoldWindow is how long a retry sent while the first attempt is held may stay unanswered
-	// before the target is judged to wait (default 1s).
+	// before the target is judged to wait (default 1s); the slow hook holds the first attempt
+	// twice as long.
 	HoldWindow time.Duration
-	// MinInterval is the least time between two requests (the rate limit for remote targets).
+	// MaxFields bounds the body fields (and query parameters) changed one by one for
+	// mismatch_status (default DefaultMaxFields).
+	MaxFields int
+	// MinInterval is the least time between two requests: 0 = none for a local target and
+	// DefaultRemoteInterval for a remote one; negative = none.
 	MinInterval time.Duration
-	// RunID prefixes keys and refs (default: random).
+	// RunID names the run; every {{.Ref}} starts with "rs-" + RunID (default: random).
 	RunID string
+	// KeyPrefix is the prefix the target's key.format makes every key from (default
+	// "rs-" + RunID): the same prefix sends the same keys again (`retrysafe probe --key`).
+	KeyPrefix string
+	// AllowRemote lets the probe send to a target that is not on this machine.
+	AllowRemote bool
+	// Log receives the harness's notices (the clean-up); nil = nowhere.
+	Log io.Writer
 	// Tool names the program in the profile.
 	Tool string
 }
 
-func (o *Options) defaults() {
+func (o *Options) defaults(t *targets.Target) {
 	if o.AttemptTimeout <= 0 {
 		o.AttemptTimeout = DefaultAttemptTimeout
 	}
@@ -72,6 +87,15 @@ func (o *Options) defaults() {
 	if o.HoldWindow <= 0 {
 		o.HoldWindow = DefaultHoldWindow
 	}
+	if o.MaxFields <= 0 {
+		o.MaxFields = DefaultMaxFields
+	}
+	switch {
+	case o.MinInterval == 0 && len(t.RemoteInstances()) > 0:
+		o.MinInterval = DefaultRemoteInterval
+	case o.MinInterval < 0:
+		o.MinInterval = 0
+	}
 	if o.RunID == "" {
 		o.RunID = fmt.Sprintf("%08x", rand.Uint32())
 	}
@@ -79,78 +103,88 @@ func (o *Options) defaults() {
 
 // prober holds the state of one probe.
 type prober struct {
-	t        *targets.Target
-	opts     Options
-	client   *httpclient.Client
-	hist     *history.History
-	observer *http.Client
-	def      *targets.Operation // the operation most fields are probed on
-	tenant   *targets.Tenant    // the default tenant (nil = none declared)
-	sink     *faults.Sink       // the downstream sink; nil when the target declares none
-	seq      int
-
-	mu   sync.Mutex
-	last time.Time // the slot of the latest request (pace)
+	t    *targets.Target
+	opts Options
+	s    *suites.S          // the probe's session on the harness
+	def  *targets.Operation // the operation most fields are probed on
+	rtt  time.Duration      // the baseline request's round trip
+	pace pacer
 }
 
-// Run probes the target and returns its behaviour profile. It returns ErrUnreachable (wrapped)
-// when the first request could not reach the target and ErrBaseline when the target refused it;
-// otherwise a profile, in which fields that could not be established are NotProbed.
+// Run probes the target and returns its behaviour profile. It opens a harness on t
+// (suites.Open, without its baseline: the probe's first request is its own) and closes it. It
+// returns ErrUnreachable (wrapped) when the first request could not reach the target and
+// ErrBaseline when the target refused it; suites.ErrRemote for a remote target without
+// AllowRemote and suites.ErrNotStarted when the harness could not start (a sink address taken,
+// a process that did not start); otherwise a profile, in which fields that could not be
+// established are NotProbed.
 func Run(ctx context.Context, t *targets.Target, opts Options) (*profile.Profile, error) {
-	opts.defaults()
-	p := newProber(t, opts)
-	defer p.client.CloseIdle()
-	defer p.observer.CloseIdleConnections()
-	prof := &profile.Profile{Schema: profile.SchemaVersion, Tool: opts.Tool, RunID: opts.RunID, Started: time.Now(),
-		Target: profile.TargetInfo{Name: t.Name, File: t.Path}}
-	for _, in := range t.Instances {
-		prof.Target.Instances = append(prof.Target.Instances, p.hist.Redactor().URL(in.URL.String()))
+	opts.defaults(t)
+	// The burst, rounds, replays and load rate are the run's, which the probe does not use: set,
+	// they keep the harness from announcing modest remote defaults for them.
+	settings := suites.Settings{RunID: opts.RunID, KeyPrefix: opts.KeyPrefix, AttemptTimeout: opts.AttemptTimeout,
+		RaceK: 1, RaceRounds: 1, ReplayN: 1, LoadRate: 1}
+	h, err := suites.Open(ctx, t, suites.WithSettings(settings), suites.AllowRemote(opts.AllowRemote), suites.WithLog(opts.Log),
+		suites.WithoutBaseline(), suites.WithoutReachabilityCheck())
+	if err != nil {
+		return nil, err
 	}
-	noSink := p.openSink()
-	if p.sink != nil {
-		defer p.sink.Close()
-	}
-	base := p.newOp(p.def, p.tenant)
-	first, ok := p.send(ctx, base, sendOpts{})
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%w: the attempt budget is 0", ErrUnreachable)
-	case first.Outcome == history.Failed:
-		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, first.URL, first.Err)
-	case first.Outcome == history.Unknown:
-		return nil, fmt.Errorf("%w: %s %s got no answer: %s", ErrUnreachable, first.Method, first.URL, first.Err)
-	case !success(first):
-		return nil, fmt.Errorf("%w: %s %s answered %d: %s", ErrBaseline, first.Method, first.URL, first.Status, snippet(first.RespBody))
-	}
-	prof.Fields = append(prof.Fields, p.replayFields(ctx, base, first)...)
-	prof.Fields = append(prof.Fields, p.mismatchFields(ctx)...)
-	prof.Fields = append(prof.Fields, p.downstreamFields(ctx, noSink)...)
-	prof.Fields = append(prof.Fields, p.keyFields(ctx)...)
-	prof.Fields = append(prof.Fields, p.scopeFields(ctx)...)
-	prof.Fields = append(prof.Fields, profile.Field{Name: profile.FieldExpired, Value: profile.NotProbed,
-		Note: "waiting out the key retention is beyond a probe; run `retrysafe run --label-filter property:expiry`"})
-	prof.Fields = ordered(prof.Fields)
-	prof.Attempts = p.hist.Len()
-	prof.Finished = time.Now()
-	return prof, nil
-}
-
-// newProber prepares the client, the history and the operation to probe.
-func newProber(t *targets.Target, opts Options) *prober {
-	hist := history.New(history.NewRedactor(t.SecretValues(), t.SecretHeaders()))
-	p := &prober{t: t, opts: opts, hist: hist, def: t.Operations[0]}
-	p.client = httpclient.New(httpclient.Options{Timeout: opts.AttemptTimeout, TLS: t.TLSConfig(), History: hist})
-	p.observer = t.ObserverClient(opts.AttemptTimeout, 0)
+	defer h.Close()
+	env := h.Env()
+	p := &prober{t: t, opts: opts, s: env.Session(ctx), def: t.Operations[0], pace: pacer{every: opts.MinInterval}}
 	for _, op := range t.Operations {
 		if op.Observer != nil {
 			p.def = op
 			break
 		}
 	}
-	if len(t.Tenants) > 0 {
-		p.tenant = t.Tenants[0]
+	prof := &profile.Profile{Schema: profile.SchemaVersion, Tool: opts.Tool, RunID: env.Settings.RunID,
+		KeyPrefix: env.Settings.KeyPrefix, Base: t.Profile.Base, Started: time.Now(),
+		Target: profile.TargetInfo{Name: t.Name, File: t.Path}}
+	for _, in := range t.Instances {
+		prof.Target.Instances = append(prof.Target.Instances, env.History.Redactor().URL(in.URL.String()))
 	}
-	return p
+	base := p.s.NewOp(p.def)
+	first, err := p.baseline(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	prof.Fields = append(prof.Fields, p.replayFields(base, first)...)
+	prof.Fields = append(prof.Fields, p.reordered(), p.mismatch())
+	prof.Fields = append(prof.Fields, p.inFlight(), p.errorPolicy())
+	prof.Fields = append(prof.Fields, p.keyFields()...)
+	prof.Fields = append(prof.Fields, p.scopeFields()...)
+	prof.Fields = append(prof.Fields, profile.Field{Name: profile.FieldExpired, Value: profile.NotProbed,
+		Note: "waiting out the key retention is beyond a probe; run `retrysafe run --label-filter property:expiry`"})
+	prof.Fields = ordered(prof.Fields)
+	if t.Profile.Base == "ietf" {
+		markDeviations(prof.Fields)
+	} else {
+		clearDeviations(prof.Fields)
+	}
+	prof.Attempts = env.History.Len()
+	prof.Finished = time.Now()
+	return prof, nil
+}
+
+// baseline sends the probe's first, ordinary request: ErrUnreachable when it reached nothing,
+// ErrBaseline when the target did not accept it.
+func (p *prober) baseline(ctx context.Context, base *suites.Op) (history.Attempt, error) {
+	first, ok := p.send(base, suites.Send{})
+	switch {
+	case !ok:
+		return first, fmt.Errorf("%w: the attempt budget is 0", ErrUnreachable)
+	case ctx.Err() != nil:
+		return first, fmt.Errorf("%w: %v", ErrUnreachable, context.Cause(ctx))
+	case first.Outcome == history.Failed:
+		return first, fmt.Errorf("%w: %s: %s", ErrUnreachable, first.URL, first.Err)
+	case first.Outcome == history.Unknown:
+		return first, fmt.Errorf("%w: %s %s got no answer: %s", ErrUnreachable, first.Method, first.URL, first.Err)
+	case !success(first):
+		return first, fmt.Errorf("%w: %s %s answered %d: %s", ErrBaseline, first.Method, first.URL, first.Status, snippet(first.RespBody))
+	}
+	p.rtt = first.End.Sub(first.Start)
+	return first, nil
 }
 
 // ordered sorts fields into FieldOrder.
@@ -164,109 +198,6 @@ func ordered(fields []profile.Field) []profile.Field {
 		}
 	}
 	return out
-}
-
-// op is one logical operation: a declared operation with a key, a ref and a tenant.
-type op struct {
-	def    *targets.Operation
-	key    string
-	ref    string
-	tenant *targets.Tenant
-}
-
-// newOp returns a fresh operation with its own key and ref.
-func (p *prober) newOp(def *targets.Operation, tn *targets.Tenant) op {
-	p.seq++
-	id := fmt.Sprintf("rs-probe-%s-%03d", p.opts.RunID, p.seq)
-	return op{def: def, key: id, ref: id, tenant: tn}
-}
-
-// sendOpts vary one attempt.
-type sendOpts struct {
-	variant bool
-	key     targets.KeyMode
-	body    []byte // sent instead of the rendered body
-	noAuth  bool   // send without the tenant's credentials (the body still names the tenant)
-}
-
-// vars are the template values of an operation.
-func (o op) vars() targets.Vars {
-	v := targets.Vars{Ref: o.ref, Key: o.key}
-	if o.tenant != nil {
-		v.Tenant = o.tenant.Name
-	}
-	return v
-}
-
-// send sends one attempt to the first instance. ok is false when the attempt budget is spent
-// (nothing was sent).
-func (p *prober) send(ctx context.Context, o op, s sendOpts) (history.Attempt, bool) {
-	if p.hist.Len() >= p.opts.MaxAttempts {
-		return history.Attempt{}, false
-	}
-	p.pace(ctx)
-	in := targets.BuildInput{Instance: &p.t.Instances[0], Tenant: o.tenant, Vars: o.vars(), Variant: s.variant,
-		Key: s.key, Body: s.body, Context: ctx}
-	if s.noAuth {
-		in.Tenant = nil
-	}
-	meta := httpclient.Meta{Op: o.def.Name, Key: o.key, Instance: p.t.Instances[0].URL.String()}
-	if in.Tenant != nil {
-		meta.Tenant = in.Tenant.Name
-	}
-	if s.key.Omit {
-		meta.Key = ""
-	}
-	req, _, err := o.def.Build(in)
-	if err != nil {
-		now := time.Now()
-		return p.hist.Add(history.Attempt{Op: o.def.Name, Key: meta.Key, Tenant: meta.Tenant, Start: now, End: now,
-			Outcome: history.Failed, Err: err.Error(), Note: "the request could not be built"}), true
-	}
-	return p.client.Do(ctx, req, meta), true
-}
-
-// pace waits until Options.MinInterval has passed since the previous request's slot. Safe for
-// concurrent use: each caller reserves its own slot.
-func (p *prober) pace(ctx context.Context) {
-	if p.opts.MinInterval <= 0 {
-		return
-	}
-	p.mu.Lock()
-	slot := time.Now()
-	if next := p.last.Add(p.opts.MinInterval); next.After(slot) {
-		slot = next
-	}
-	p.last = slot
-	p.mu.Unlock()
-	select {
-	case <-time.After(time.Until(slot)):
-	case <-ctx.Done():
-	}
-}
-
-// body renders the body an attempt of o would carry.
-func (p *prober) body(o op) ([]byte, error) {
-	_, body, err := o.def.Build(targets.BuildInput{Instance: &p.t.Instances[0], Tenant: o.tenant, Vars: o.vars()})
-	return body, err
-}
-
-// records counts the business records of o through its observer; ok is false when the
-// operation has none or the observer failed (the error is in note).
-func (p *prober) records(ctx context.Context, o op) (c profile.Count, ok bool, note string) {
-	if o.def.Observer == nil {
-		return profile.Count{}, false, ""
-	}
-	c = profile.Count{Op: o.def.Name, Ref: o.ref}
-	if o.tenant != nil {
-		c.Tenant = o.tenant.Name
-	}
-	n, err := p.t.CountRecords(ctx, o.def, o.tenant, o.vars(), p.observer)
-	if err != nil {
-		return c, false, "observer: " + err.Error()
-	}
-	c.Records = n
-	return c, true, ""
 }
 
 // success reports whether an attempt got a 2xx answer.

@@ -1,33 +1,32 @@
 package probe
 
 import (
-	"context"
-	"github.com/retrysafe/retrysafe/reports/profile"
 	"strconv"
 	"strings"
 
-	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/reports/profile"
+	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // replayFields probes replay (is a retry after completion answered with the same status and
 // body, and is the work done once) and replay_header (what marks the replay), from the baseline
 // request and one retry of it.
-func (p *prober) replayFields(ctx context.Context, base op, first history.Attempt) []profile.Field {
-	fd := p.field(profile.FieldReplay, base.def)
-	fd.keep(first, sendOpts{})
-	hd := p.field(profile.FieldReplayHeader, base.def)
-	hd.keep(first, sendOpts{})
-	again, ok := fd.do(ctx, base, sendOpts{})
+func (p *prober) replayFields(base *suites.Op, first history.Attempt) []profile.Field {
+	fd := p.field(profile.FieldReplay, base.Def)
+	fd.keep(first, suites.Send{})
+	hd := p.field(profile.FieldReplayHeader, base.Def)
+	hd.keep(first, suites.Send{})
+	again, ok := fd.do(base, suites.Send{})
 	if !ok {
 		return []profile.Field{fd.f, hd.notProbed("the retry got no answer")}
 	}
-	hd.keep(again, sendOpts{})
+	hd.keep(again, suites.Send{})
 	value := "same"
-	if diffs := differences(first, again, p.t.Profile.Ignore); len(diffs) > 0 {
+	if diffs := p.differences(first, again); len(diffs) > 0 {
 		value = "differs at " + strings.Join(diffs, ", ")
 	}
-	if n, counted := fd.count(ctx, base); counted {
+	if n, counted := fd.count(base); counted {
 		switch {
 		case n > 1:
 			fd.unsafe("duplicate record: %d records after one request and its retry", n)
@@ -45,79 +44,55 @@ func (p *prober) replayFields(ctx context.Context, base op, first history.Attemp
 	return []profile.Field{fd.done(value), hd.done(marker)}
 }
 
-// mismatchFields probes mismatch_status (the same key with a different payload) and
-// reordered_body (the same payload with its fields reordered).
-func (p *prober) mismatchFields(ctx context.Context) []profile.Field {
-	var def *targets.Operation
-	for _, op := range p.t.Operations {
-		if op.HasVariant() && (def == nil || op == p.def) {
-			def = op
-		}
-	}
-	out := []profile.Field{p.reordered(ctx)}
-	fd := p.field(profile.FieldMismatchStatus, def)
-	if def == nil {
-		return append(out, fd.notProbed("no operation declares a variant_body (the same ref with other content)"))
-	}
-	o := p.newOp(def, p.tenant)
-	first, ok := fd.do(ctx, o, sendOpts{})
-	if !ok {
-		return append(out, fd.f)
-	}
-	if !success(first) {
-		return append(out, fd.notProbed("the first request was answered %d", first.Status))
-	}
-	other, ok := fd.do(ctx, o, sendOpts{variant: true})
-	if !ok {
-		return append(out, fd.f)
-	}
-	n, counted := fd.count(ctx, o)
-	switch {
-	case success(other) && sameAnswer(first, other, p.t.Profile.Ignore):
-		fd.unsafe("another request's response replayed: the different payload got the first payload's answer")
-	case success(other) && counted && n > 1:
-		fd.unsafe("duplicate record: the different payload was executed under the same key (%d records)", n)
-	case success(other):
-		fd.unsafe("the different payload was executed under the same key")
-	}
-	return append(out, fd.done(strconv.Itoa(other.Status)))
-}
-
 // reordered sends a body, then the same body with its fields reordered and other white space,
-// under one key: "replay" when the second is answered as a retry, else its status.
-func (p *prober) reordered(ctx context.Context) profile.Field {
+// under one key: "replay" when the second is answered as a retry, "executed" when a second
+// record (or, without an observer, another success) shows it was executed again, else the
+// status it got.
+func (p *prober) reordered() profile.Field {
 	fd := p.field(profile.FieldReorderedBody, p.def)
-	o := p.newOp(p.def, p.tenant)
-	body, err := p.body(o)
-	if err != nil {
-		return fd.notProbed("cannot render the body: %v", err)
-	}
-	again, err := targets.Reformat(body, p.def.BodyFormat)
-	if err != nil {
+	o := p.s.NewOp(p.def)
+	if _, _, err := o.Build(p.s.Ctx(), suites.Send{Reformat: true}); err != nil {
 		return fd.notProbed("cannot reorder the body: %v", err)
 	}
-	first, ok := fd.do(ctx, o, sendOpts{})
+	first, ok := fd.do(o, suites.Send{})
 	if !ok {
 		return fd.f
 	}
 	if !success(first) {
 		return fd.notProbed("the first request was answered %d", first.Status)
 	}
-	second, ok := fd.do(ctx, o, sendOpts{body: again})
+	second, ok := fd.do(o, suites.Send{Reformat: true})
 	if !ok {
 		return fd.f
 	}
-	n, counted := fd.count(ctx, o)
-	switch {
-	case success(second):
-		if counted && n > 1 {
-			fd.unsafe("duplicate record: the reordered body was executed again (%d records)", n)
-		}
-		if sameAnswer(first, second, p.t.Profile.Ignore) {
-			return fd.done("replay")
-		}
-		return fd.done("executed")
+	n, counted := fd.count(o)
+	if !success(second) {
+		fd.note("the same payload with its fields reordered is treated as another payload")
+		return fd.done(statusText(second.Status))
 	}
-	fd.note("the same payload with its fields reordered is treated as another payload")
-	return fd.done(strconv.Itoa(second.Status))
+	bodies := bodyDifferences(first.RespBody, second.RespBody, p.t.Profile.Ignore)
+	switch {
+	case counted && n > 1:
+		fd.unsafe("duplicate record: the reordered body was executed again (%d records)", n)
+		return fd.done("executed")
+	case !counted && len(bodies) > 0:
+		fd.note("answered with another success (the body differs at %s); no observer to count records", strings.Join(bodies, ", "))
+		return fd.done("executed")
+	case len(bodies) > 0:
+		fd.note("one record, but the answer's body differs at %s", strings.Join(bodies, ", "))
+	case first.Status != second.Status:
+		fd.note("replayed with status %d instead of %d", second.Status, first.Status)
+	}
+	return fd.done("replay")
 }
+
+// differences lists where b differs from a, with the target's ignored paths left out.
+func (p *prober) differences(a, b history.Attempt) []string {
+	return differences(a, b, p.t.Profile.Ignore)
+}
+
+// same reports whether b repeats a (same status and body).
+func (p *prober) same(a, b history.Attempt) bool { return sameAnswer(a, b, p.t.Profile.Ignore) }
+
+// statusText writes a status code as a profile value.
+func statusText(status int) string { return strconv.Itoa(status) }

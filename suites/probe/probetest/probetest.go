@@ -1,11 +1,12 @@
 // Package probetest starts the reference API, or one of its mutants, in-process on 127.0.0.1 for
 // tests of the probe and of the commands built on it, and writes the target file that describes
-// it, downstream sink included.
+// it, downstream sink or test hooks included.
 package probetest
 
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -65,46 +66,85 @@ type Server struct {
 	TargetFile string
 }
 
+// Options shape a reference API started by StartWith.
+type Options struct {
+	// Mutant is the mutant to run (reference.MutantNone = the correct API).
+	Mutant reference.Mutant
+	// Downstream makes the API call a downstream provider at a fixed address, which the target
+	// file declares as downstream.listen (the harness serves its sink there).
+	Downstream bool
+	// Hooks serves the black-box test hooks (`serve --hooks`) and declares them in the target
+	// file (hooks.fail_next, hooks.slow).
+	Hooks bool
+	// Configure changes the API's configuration (a shape: key format, auth, mismatch status).
+	Configure func(*reference.Config)
+	// Wrap wraps the API's handler: a test's own misbehaviour on top of the reference.
+	Wrap func(http.Handler) http.Handler
+	// Edit changes the target file's text before it is written.
+	Edit func(string) string
+}
+
+// hooksYAML declares the reference API's test hooks.
+const hooksYAML = `hooks:
+  fail_next: {method: POST, path: /_test/fail}
+  slow: {headers: {X-Test-Delay: "{{.Ms}}"}}
+`
+
 // Start starts the reference API with mutant m (reference.MutantNone = the correct API) until
 // the test ends, and writes its target file into a temporary folder.
 func Start(tb testing.TB, m reference.Mutant) Server {
 	tb.Helper()
-	return start(tb, m, true)
+	return StartWith(tb, Options{Mutant: m, Downstream: true})
 }
 
 // StartWithoutDownstream is Start for an API that calls no downstream provider; its target file
 // declares none.
 func StartWithoutDownstream(tb testing.TB, m reference.Mutant) Server {
 	tb.Helper()
-	return start(tb, m, false)
+	return StartWith(tb, Options{Mutant: m})
 }
 
-func start(tb testing.TB, m reference.Mutant, downstream bool) Server {
+// StartWith starts the reference API shaped by o (on the memory store) until the test ends,
+// and writes its target file into a temporary folder.
+func StartWith(tb testing.TB, o Options) Server {
 	tb.Helper()
 	cfg := reference.Config{
-		Store: reference.NewMemoryStore(), Tenants: []string{"alice", "bob"}, Mutant: m,
+		Store: reference.NewMemoryStore(), Tenants: []string{"alice", "bob"}, Mutant: o.Mutant,
 		Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout,
-		WorkDelay: reference.DefaultWorkDelay,
+		WorkDelay: reference.DefaultWorkDelay, Hooks: o.Hooks,
 	}
 	sink := ""
-	if downstream {
+	if o.Downstream {
 		sink = FreeAddr(tb)
 		cfg.Downstream = "http://" + sink + "/charge"
+	}
+	if o.Configure != nil {
+		o.Configure(&cfg)
 	}
 	api, err := reference.NewAPI(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(api)
+	var h http.Handler = api
+	if o.Wrap != nil {
+		h = o.Wrap(api)
+	}
+	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
 	s := Server{Name: "reference", URL: srv.URL, Sink: sink}
-	if m != reference.MutantNone {
-		s.Name = string(m)
+	if o.Mutant != reference.MutantNone {
+		s.Name = string(o.Mutant)
 	}
 	s.TargetFile = filepath.Join(tb.TempDir(), s.Name+".yaml")
 	text := fmt.Sprintf(TargetYAML, s.Name, s.URL, s.Sink)
-	if !downstream {
+	if !o.Downstream {
 		text, _, _ = strings.Cut(text, "downstream:")
+	}
+	if o.Hooks {
+		text += hooksYAML
+	}
+	if o.Edit != nil {
+		text = o.Edit(text)
 	}
 	if err := os.WriteFile(s.TargetFile, []byte(text), 0o644); err != nil {
 		tb.Fatal(err)
