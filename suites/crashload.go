@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"math/rand/v2"
@@ -51,9 +52,9 @@ MUST have exactly one, and no key MAY stay stuck past the lock timeout.`,
 
 // Shape of the crash-under-load run.
 const (
-	crashKills   = 8
+	crashKills   = 10
 	crashWorkers = 4
-	crashMaxOps  = 400
+	crashMaxOps  = 500
 )
 
 // loadOp is one operation of the crash-under-load history.
@@ -77,8 +78,9 @@ type crashRun struct {
 func (s *S) crashUnderLoad() check.Result {
 	cr := &crashRun{s: s, rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xc4a5)), inflight: map[string]int{}, since: map[string]time.Time{}}
 	from := int64(s.History.Len())
+	var latency faults.Fault
 	if st := s.Faults.Storage; st != nil {
-		latency := st.Latency(5 * time.Millisecond)
+		latency = st.Latency(5 * time.Millisecond)
 		if err := s.inject(latency); err != nil {
 			return unknownf("%v", err)
 		}
@@ -91,8 +93,8 @@ func (s *S) crashUnderLoad() check.Result {
 	nemesisErr := cr.nemesis()
 	cr.stop.Store(true)
 	wg.Wait()
-	if st := s.Faults.Storage; st != nil {
-		if err := s.heal(st.Latency(5 * time.Millisecond)); err != nil {
+	if latency != nil { // the completion and the counts run without it
+		if err := s.heal(latency); err != nil {
 			return unknownf("%v", err)
 		}
 	}
@@ -111,6 +113,7 @@ func (s *S) crashUnderLoad() check.Result {
 	for _, lo := range cr.ops {
 		counts[lo.op.Key] = lo.op.countQuiet()
 	}
+
 	s.notef("%d operations, %d kills, schedule seed %d", len(cr.ops), crashKills, s.Settings.Seed)
 	return check.CrashUnderLoad(check.CrashLoad{
 		Attempts: s.History.After(from), Counts: counts, Events: s.History.Events(),

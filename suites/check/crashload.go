@@ -85,7 +85,7 @@ func (j *judge) crashKey(k *crashKey, c CrashLoad, kills []history.Event, p targ
 	if !ok || !j.counted(cnt) {
 		return
 	}
-	expired := c.Retention > 0 && p.Expired == targets.ExpiredNew && k.processedAfter(c.Retention, c.CheckedAt)
+	expired := c.Retention > 0 && p.Expired == targets.ExpiredNew && k.processedAfter(c.Retention, c.LockTimeout, c.CheckedAt)
 	switch {
 	case cnt.N > 1 && expired:
 	case cnt.N > 1:
@@ -104,13 +104,18 @@ func (j *judge) crashKey(k *crashKey, c CrashLoad, kills []history.Event, p targ
 // processedAfter reports whether one of the operation's attempts may have been processed more
 // than retention after its first attempt started, when it was legitimately a new request: an
 // answered attempt until its end, one without an answer until the records were counted.
-func (k *crashKey) processedAfter(retention time.Duration, checkedAt time.Time) bool {
+func (k *crashKey) processedAfter(retention, lockTimeout time.Duration, checkedAt time.Time) bool {
 	for _, a := range k.spans {
 		end := a.End
 		switch a.Outcome {
 		case history.OK:
 		case history.Unknown:
-			end = checkedAt
+			// Its answer was lost (a kill, a timeout): the target may have gone on with it
+			// until it died or its claim timed out, never later.
+			end = a.End.Add(lockTimeout)
+			if end.After(checkedAt) {
+				end = checkedAt
+			}
 		default: // never sent
 			continue
 		}

@@ -120,10 +120,16 @@ func TestCrashUnderLoad(t *testing.T) {
 			verdict: reports.Pass,
 		},
 		{
-			name:     "an unanswered attempt may have been processed after the retention",
-			attempts: []history.Attempt{of("a", 1, 201, 0), of("a", 2, 0, time.Second)},
+			name:     "an unanswered attempt may have been processed after the retention (within its lock timeout)",
+			attempts: []history.Attempt{of("a", 1, 201, 0), of("a", 2, 0, time.Hour-10*time.Second)},
 			counts:   counts(map[string]int{"a": 2}), retention: time.Hour, checkedAt: 2 * time.Hour,
 			verdict: reports.Pass,
+		},
+		{
+			name:     "an unanswered attempt long before the retention was not processed after it",
+			attempts: []history.Attempt{of("a", 1, 201, 0), of("a", 2, 0, time.Second)},
+			counts:   counts(map[string]int{"a": 2}), retention: time.Hour, checkedAt: 2 * time.Hour,
+			verdict: reports.Fail, want: []string{"duplicate-record a 1,2"},
 		},
 		{
 			name: "an attempt that was never sent is not a retry after the retention",
