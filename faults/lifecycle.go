@@ -29,14 +29,14 @@ type Cluster struct {
 // file gives no readiness probe timeout.
 const DefaultReadyTimeout = 30 * time.Second
 
-// StartCluster starts every instance of t and waits until each is ready. downstream and
-// storage fill {{.Downstream}} and {{.Storage}}.
-func StartCluster(ctx context.Context, t *targets.Target, procs *Processes, downstream, storage string) (*Cluster, error) {
+// StartCluster starts every instance of t and waits until each is ready. vars fill
+// {{.Downstream}}, {{.Storage}} and {{.Broker}} ({{.Addr}} is each instance's).
+func StartCluster(ctx context.Context, t *targets.Target, procs *Processes, vars targets.LifecycleVars) (*Cluster, error) {
 	if t.Lifecycle == nil {
 		return nil, fmt.Errorf("target %s has no lifecycle", t.Name)
 	}
 	c := &Cluster{t: t, procs: procs, running: make([]*Process, len(t.Instances))}
-	c.vars = targets.LifecycleVars{Downstream: downstream, Storage: storage}
+	c.vars = vars
 	for i := range t.Instances {
 		if err := c.Start(ctx, i); err != nil {
 			return nil, err

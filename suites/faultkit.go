@@ -24,10 +24,11 @@ type Faults struct {
 	// Storage is the fault proxy in front of the target's store (targets naming one).
 	Storage *faults.StorageProxy
 
-	t       *targets.Target
-	mu      sync.Mutex
-	network *faults.Network
-	proxies map[int]*faults.Proxy
+	t         *targets.Target
+	consumers []*consumerKit
+	mu        sync.Mutex
+	network   *faults.Network
+	proxies   map[int]*faults.Proxy
 }
 
 // setUpFaults prepares the faults a target allows: the downstream sink (sink, when the caller
@@ -62,13 +63,22 @@ func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes
 		}
 		storage = f.Storage.Listen()
 	}
+	brokerAddr, err := f.setUpConsumers(ctx, t)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if t.Lifecycle != nil {
-		c, err := faults.StartCluster(ctx, t, procs, sinkURL, storage)
+		c, err := faults.StartCluster(ctx, t, procs, targets.LifecycleVars{Downstream: sinkURL, Storage: storage, Broker: brokerAddr})
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
 		f.Cluster = c
+	}
+	if err := f.openPublishers(ctx); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return f, nil
 }
@@ -126,7 +136,7 @@ func (f *Faults) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	errs := []error{f.Nemesis.HealAll(ctx)}
+	errs := []error{f.Nemesis.HealAll(ctx), f.closeConsumers()}
 	if f.Sink != nil {
 		errs = append(errs, f.Sink.Close())
 	}

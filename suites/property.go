@@ -1,9 +1,11 @@
 package suites
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // Property is one conformance property: a MUST text, the mutants of the reference it exists to
@@ -23,6 +25,9 @@ type Property struct {
 	// Covers says which declared operations its specs cover when not every one ("" = each
 	// applicable operation); retrysafe list prints it.
 	Covers string
+	// Transports are the consumer transports a consumer property checks (webhook, amqp,
+	// nats); empty for an API property.
+	Transports []targets.Transport
 	// applies says why the property does not apply to a target ("" = it applies).
 	applies func(*Env) string
 	// specs returns the property's specs for a target.
@@ -41,6 +46,8 @@ type Spec struct {
 	Skip string
 	// Index is the spec's position in the run order.
 	Index int
+	// Extra are labels of this spec besides its property's (consumer:webhook, say).
+	Extra []string
 
 	body func(*S) check.Result
 }
@@ -48,8 +55,8 @@ type Spec struct {
 // FullText is the property's name and the spec's text.
 func (sp *Spec) FullText() string { return sp.Property.Name + " " + sp.Text }
 
-// Labels are the spec's labels: its property's.
-func (sp *Spec) Labels() []string { return sp.Property.AllLabels() }
+// Labels are the spec's labels: its property's, then its own.
+func (sp *Spec) Labels() []string { return append(sp.Property.AllLabels(), sp.Extra...) }
 
 // spec returns a spec of property p.
 func (p *Property) spec(text string, body func(*S) check.Result) *Spec {
@@ -59,7 +66,10 @@ func (p *Property) spec(text string, body func(*S) check.Result) *Spec {
 // order is the run order of the properties: the registry keeps it whatever the files' init
 // order is.
 var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
-	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay"}
+	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay",
+	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
+	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "late-redelivery",
+	"signature", "delivery-load"}
 
 // properties is the registry, in run order.
 var properties []*Property
@@ -103,10 +113,15 @@ func (p *Property) MustText() string { return strings.Join(strings.Fields(p.Must
 const NotApplicableText = "does not apply to this target"
 
 // Specs returns every property's specs for the environment's target, in run order: a property
-// that does not apply yields one skipped spec that says why.
+// that does not apply yields one skipped spec that says why. The properties of another kind of
+// target (an API's on a file that describes only consumers, a consumer transport's the file does
+// not declare) yield none.
 func (e *Env) Specs() []*Spec {
 	var out []*Spec
 	for _, p := range properties {
+		if p.targetSkip(e) != "" {
+			continue // a property of another kind of target (an API's, a consumer's): not run, not reported
+		}
 		if reason := p.NotApplicable(e); reason != "" {
 			out = append(out, &Spec{Property: p, Text: NotApplicableText, Skip: reason})
 			continue
@@ -115,6 +130,50 @@ func (e *Env) Specs() []*Spec {
 	}
 	for i, sp := range out {
 		sp.Index = i
+	}
+	return out
+}
+
+// IsConsumer reports whether the property checks consumers (not an API's operations).
+func (p *Property) IsConsumer() bool { return len(p.Transports) > 0 }
+
+// targetSkip says why the property cannot apply to what the target file describes: an API
+// property on a file without operations, a consumer property without a consumer it checks.
+func (p *Property) targetSkip(e *Env) string {
+	if !p.IsConsumer() {
+		if len(e.Target.Operations) == 0 {
+			return "the target declares no operations (it describes consumers only)"
+		}
+		return ""
+	}
+	if len(e.consumers(p.Transports...)) == 0 {
+		names := make([]string, len(p.Transports))
+		for i, t := range p.Transports {
+			names[i] = string(t)
+		}
+		return "the target declares no consumer on " + strings.Join(names, ", ")
+	}
+	return ""
+}
+
+// consumers returns the target's consumers on any of the transports.
+func (e *Env) consumers(ts ...targets.Transport) []*targets.Consumer {
+	var out []*targets.Consumer
+	for _, c := range e.Target.Consumers {
+		if slices.Contains(ts, c.Transport) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// consumerSpecs returns one spec per consumer the property checks, each labelled consumer:TRANSPORT.
+func (p *Property) consumerSpecs(e *Env, spec func(c *targets.Consumer) *Spec) []*Spec {
+	var out []*Spec
+	for _, c := range e.consumers(p.Transports...) {
+		sp := spec(c)
+		sp.Extra = append(sp.Extra, "consumer:"+string(c.Transport))
+		out = append(out, sp)
 	}
 	return out
 }

@@ -1,7 +1,10 @@
 package targets
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -289,4 +292,39 @@ func (d *decoder) signing(o *object, c *Consumer) {
 	if _, err := webhook.New(c.Signing); err != nil && c.Signing.Secret != "" {
 		d.ps.add(so.line, o.at("signing"), "%v", err)
 	}
+}
+
+// Request renders a webhook delivery of body to an instance (the consumer's method, path and
+// headers; no signature: the harness adds it).
+func (c *Consumer) Request(ctx context.Context, inst *Instance, v EventVars, body []byte) (*http.Request, error) {
+	pq, err := c.req.pathQuery(v)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", c.Name, err)
+	}
+	req, err := c.req.newRequest(ctx, inst, nil, v, pq, body)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", c.Name, err)
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// Destination names where a queue consumer's events are published, for the history (no
+// credentials): amqp://HOST/EXCHANGE/ROUTING_KEY or nats://HOST/SUBJECT.
+func (c *Consumer) Destination() string {
+	host := func(raw string) string {
+		if u, err := url.Parse(raw); err == nil {
+			return u.Host
+		}
+		return "?"
+	}
+	switch {
+	case c.AMQP != nil:
+		return "amqp://" + host(c.AMQP.URL) + "/" + c.AMQP.Exchange + "/" + c.AMQP.RoutingKey
+	case c.NATS != nil:
+		return "nats://" + host(c.NATS.URL) + "/" + c.NATS.Subject
+	}
+	return ""
 }

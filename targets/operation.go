@@ -194,7 +194,7 @@ func (d *decoder) requestWith(o *object, r *request, defMethod string, fields []
 	if _, ok := d.required(o, "path", " (such as /v1/orders)"); ok {
 		if tp, ok := d.tmplField(o, "path", fields); ok {
 			r.path = tp
-			if p, _ := tp.render(sampleVars); !strings.HasPrefix(p, "/") {
+			if p, _ := tp.render(sampleFor(fields)); !strings.HasPrefix(p, "/") {
 				d.ps.add(o.lineOf("path"), o.at("path"), "must start with /, got %q", tp.src)
 			} else if _, err := url.Parse(p); err != nil {
 				d.ps.add(o.lineOf("path"), o.at("path"), "bad path: %v", err)

@@ -32,6 +32,11 @@
 //	      name: Idempotency-Key      # default Idempotency-Key for header; required for query and body
 //	      form: quoted               # quoted (RFC 8941 "k") | bare (k); default: header: first of
 //	                                 # profile.key_forms, query/body: bare
+//	      format: uuid               # the keys the harness makes: uuid | ulid | a template over
+//	                                 # {{.Run}} (the run's key prefix, --key) and {{.Seq}};
+//	                                 # default RUN-SEQ. --key RUN makes the same keys again
+//	    fingerprint_ignore: [$.note] # body fields ($.a.b) or ?query parameters the API leaves out
+//	                                 # of its fingerprint on purpose: the mismatch check keeps them
 //	    observer:                    # optional: counts the business records of one {{.Ref}}
 //	      http:                      # either http ...
 //	        method: GET              # default GET
@@ -40,24 +45,32 @@
 //	        headers: {}              # (template values) besides the tenant's headers
 //	        jsonpath: $.count        # required, RFC 9535: one number, or one array (its length);
 //	                                 # a non-singular path counts the nodes it selects
+//	      per_tenant: true           # default true; false: it counts a ref across all tenants
 //	      sql:                       # ... or sql (asked once, whatever shared_store says)
 //	        driver: postgres         # postgres | mysql (also MariaDB) | sqlite
 //	        dsn: ${ORDERS_DSN}       # sqlite: a file path (relative to this file) or file: URI
 //	        query: SELECT count(*) FROM orders WHERE ref = '{{.Ref}}'   # (template) one integer
+//	auth: bearer                     # bearer (default) | header (an API key header) | none (no
+//	                                 # credentials: the credential specs are skipped)
 //	tenants:                         # optional; two or more enable the tenancy checks
 //	  - name: alice                  # required, unique
-//	    headers: {Authorization: Bearer ${ALICE_TOKEN}}   # secret: redacted in all output
+//	    identity: {X-Tenant: alice}  # who the caller is: not secret, readable in evidence
+//	    credentials: {Authorization: Bearer ${ALICE_TOKEN}}   # secret: redacted in all output
+//	    headers: {...}               # older spelling of credentials
 //	    secrets: [...]               # optional extra values to redact
+//	unknown_credentials: {Authorization: Bearer not-a-token}   # optional: what an unknown caller
+//	                                 # sends (default: each credential with its value replaced)
 //	profile: ietf                    # ietf (default) | stripe, or a mapping with overrides:
 //	profile:
 //	  base: ietf                     # ietf | stripe
-//	  mismatch_status: 422           # same key, other payload (ietf 422, stripe 400)
+//	  mismatch_status: 422           # same key, other payload (ietf 422, stripe 400). Every status
+//	                                 # field takes a code, a list [400, 409] or a class 4xx
 //	  in_flight: 409                 # retry while in flight: a status code | wait-replay | either
 //	  in_flight_status: 409          # the status that `either` accepts (default 409)
 //	  missing_key_status: 400        # a status | processed (no idempotency; stripe's default)
-//	  empty_key_status: 400
+//	  empty_key_status: 400          # a status | processed
 //	  long_key_status: 400           # a key longer than max_key_length
-//	  max_key_length: 255            # longest key accepted, counted after unquoting
+//	  max_key_length: 255            # longest key accepted, counted after unquoting; none = no limit
 //	  key_forms: [quoted, bare]      # header key forms accepted (ietf both, stripe [bare])
 //	  replay_header: "Idempotent-Replayed: true"   # "Name: value", "Name" (any value) or "" = none
 //	                                 # (ietf "", stripe "Idempotent-Replayed: true")
@@ -88,6 +101,29 @@
 //	  path: /v1/test-data            # (template) plus query, headers, body, body_format
 //	  query: ref_prefix={{.Ref}}
 //	  # or  sql: {driver, dsn, query}
+//	hooks:                           # optional black-box fault hooks of a test deployment
+//	  fail_next: {method: POST, path: /_test/fail}     # sent just before an attempt: it fails
+//	  slow: {headers: {X-Test-Delay: "{{.Ms}}"}}       # makes one attempt take {{.Ms}} ms
+//	consumers:                       # optional event consumers under test (then operations may be
+//	  - name: webhooks               # left out); the harness delivers every event at least once
+//	    transport: webhook           # webhook (default) | amqp | nats
+//	    path: /webhooks              # webhook: POSTed on each instance (method, headers too)
+//	    amqp: {url: "amqp://guest:guest@127.0.0.1:5672/", exchange: x, routing_key: k, queue: q, create: true}
+//	    nats: {url: "nats://127.0.0.1:4222", stream: s, subject: s.events, durable: d, create: true}
+//	    event:
+//	      body: '{"id": "{{.EventID}}", "object": "{{.Object}}", "version": {{.Version}}}'   # also
+//	                                 # {{.Time}}, {{.Type}}, {{.Ref}}
+//	      type: order.updated
+//	      id: {jsonpath: $.id}       # where the consumer reads the id, or {header: X-GitHub-Delivery}
+//	    signing: {scheme: standard-webhooks, secret: "${WEBHOOK_SECRET}", tolerance: 5m}
+//	                                 # standard-webhooks | stripe | github | hmac (hmac: {header,
+//	                                 # template, encoding, prefix, timestamp_header}) | none
+//	    effects: {http: {path: /v1/effects, query: "event={{.EventID}}", jsonpath: $.count}}
+//	    state: {http: {path: "/v1/objects/{{.Object}}", jsonpath: $.version}}   # optional
+//	    dedupe_retention: 72h        # how long an event id is remembered
+//	    lock_timeout: 30s            # how long a claimed event may stay in progress
+//	                                 # lifecycle command and env also know {{.Broker}}: the broker's
+//	                                 # host:port behind a fault proxy
 //	secrets: [${EXTRA_SECRET}]       # optional values to redact in all output
 package targets
 

@@ -55,12 +55,12 @@ func TestInitFromOpenAPIRuns(t *testing.T) {
 	if text, code := auditRun(t, "probe", "--target", file, "--out", profile); code != exitOK {
 		t.Fatalf("probe: exit %d:\n%s", code, text)
 	}
-	text, code = auditRun(t, "matrix", filepath.Join(reportDir, "report.json"), profile)
+	text, code = auditRun(t, "matrix", "--label", "orders-api="+filepath.Join(reportDir, "report.json"), "--label", "probed="+profile)
 	t.Log(text)
 	if code != exitOK {
 		t.Fatalf("matrix: exit %d:\n%s", code, text)
 	}
-	for _, want := range []string{"| behaviour | orders-api | orders-api (2) |", "| `mismatch_status` | 422 | 422 |",
+	for _, want := range []string{"| behaviour | orders-api | probed |", "| `mismatch_status` | 422 | 422 |",
 		"| `property replay` | pass | – |", "orders-api: run report"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("matrix lacks %q:\n%s", want, text)

@@ -27,7 +27,15 @@ func newListCmd() *cobra.Command {
 				fmt.Fprintf(w, "  needs:   %s\n", strings.Join(p.Needs, "; "))
 				fmt.Fprintf(w, "  catches: %s\n", strings.Join(p.Catches, ", "))
 				covers := p.Covers
-				if covers == "" {
+				switch {
+				case covers != "":
+				case p.IsConsumer():
+					names := make([]string, len(p.Transports))
+					for i, t := range p.Transports {
+						names[i] = string(t)
+					}
+					covers = "each declared consumer on " + strings.Join(names, ", ")
+				default:
 					covers = "each declared operation"
 				}
 				fmt.Fprintf(w, "  covers:  %s\n", wrap(covers, 80, "           "))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
@@ -14,17 +15,17 @@ import (
 // the mutants' cells are marked unsafe where their bug shows, and nowhere else.
 func TestMatrixOverMutants(t *testing.T) {
 	dir := t.TempDir()
-	var files []string
+	var args []string
 	for _, m := range []reference.Mutant{reference.MutantNone, reference.MutantNoFingerprint, reference.MutantUnscoped, reference.MutantLoser500} {
 		s := probetest.Start(t, m)
 		file := filepath.Join(dir, s.Name+".json")
 		if text, code := auditRun(t, "probe", "--target", s.TargetFile, "--out", file); code != exitOK {
 			t.Fatalf("probe %s: exit %d:\n%s", s.Name, code, text)
 		}
-		files = append(files, file)
+		args = append(args, "--label", s.Name+"="+file)
 	}
 	page := filepath.Join(dir, "matrix.html")
-	text, code := auditRun(t, append([]string{"matrix", "--html", page}, files...)...)
+	text, code := auditRun(t, append([]string{"matrix", "--html", page}, args...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, text)
 	}
@@ -53,11 +54,51 @@ func TestMatrixOverMutants(t *testing.T) {
 }
 
 func TestMatrixBadFile(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "notes.json")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "notes.json")
 	os.WriteFile(bad, []byte(`{"hello": 1}`), 0o644)
-	for _, args := range [][]string{{"matrix", bad}, {"matrix", filepath.Join(t.TempDir(), "missing.json")}, {"matrix"}} {
-		if text, code := auditRun(t, args...); code != exitUsage {
-			t.Errorf("%v: exit %d, want 2:\n%s", args, code, text)
+	good := filepath.Join(dir, "good.json")
+	(&profile.Profile{Target: profile.TargetInfo{Name: "api"}}).WriteFile(good)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"matrix", bad}, "neither a profile"},
+		{[]string{"matrix", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"matrix"}, "no file"},
+		{[]string{"matrix", "--label", "nameonly"}, "want NAME=FILE"},
+		{[]string{"matrix", "--label", "=" + good}, "want NAME=FILE"},
+		{[]string{"matrix", "--label", "a=" + good, "--label", "a=" + bad}, `the name "a" is given twice`},
+		{[]string{"matrix", "--label", "a=" + good, "--label", "b=" + good}, `already labelled "a"`},
+	}
+	for _, tt := range tests {
+		if text, code := auditRun(t, tt.args...); code != exitUsage || !strings.Contains(text, tt.want) {
+			t.Errorf("%v: exit %d, want 2 with %q:\n%s", tt.args, code, tt.want, text)
+		}
+	}
+}
+
+// TestMatrixColumnNames: a column is named by its target's first instance URL unless --label
+// names it; a labelled file need not be repeated among the arguments.
+func TestMatrixColumnNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, urls ...string) string {
+		file := filepath.Join(dir, name+".json")
+		p := &profile.Profile{Target: profile.TargetInfo{Name: "orders", Instances: urls},
+			Fields: []profile.Field{{Name: profile.FieldMismatchStatus, Value: "422"}}}
+		if err := p.WriteFile(file); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	a, b, c := write("a", "http://127.0.0.1:8080"), write("b", "http://127.0.0.1:8081", "http://127.0.0.1:8082"), write("c", "http://127.0.0.1:8083")
+	text, code := auditRun(t, "matrix", a, b, "--label", "staging="+b, "--label", "prod="+c)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, text)
+	}
+	for _, want := range []string{"| behaviour | http://127.0.0.1:8080 | staging | prod |", "- staging: profile " + b + " (target orders)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
 		}
 	}
 }

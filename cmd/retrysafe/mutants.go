@@ -29,7 +29,11 @@ must catch it, the stores it runs on, and its bug. The API's come first; the con
 			}
 			for _, m := range consumer.Mutants {
 				where := strings.Join(m.Stores, ",") + " on " + strings.Join(m.Transports, ",")
-				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s consumer: %s\n", m.Name, m.CaughtBy, where, m.Bug)
+				by := m.CaughtBy
+				if m.QueueCaughtBy != "" {
+					by += " (queues: " + m.QueueCaughtBy + ")"
+				}
+				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s consumer: %s\n", m.Name, by, where, m.Bug)
 			}
 			return nil
 		},

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"github.com/retrysafe/retrysafe/suites/selftest"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
 
 // Settings of the reference API that `run` starts by itself: short enough that the expiry
@@ -19,6 +19,9 @@ import (
 const (
 	selfRetention   = "4s"
 	selfLockTimeout = "3s"
+	// selfDedupeRetention is the reference consumer's dedupe retention in `run --consumer`:
+	// short enough that late-redelivery waits it out within a few seconds.
+	selfDedupeRetention = "6s"
 )
 
 // managedReference describes the reference API that `run` starts by itself through the
@@ -61,19 +64,26 @@ func managedReference(store, tmp string) (*targets.Target, error) {
 	})
 }
 
-// checkReachable makes sure every instance answers HTTP before any property runs.
-func checkReachable(ctx context.Context, t *targets.Target) error {
-	hc := t.ObserverClient(5*time.Second, 0)
-	defer hc.CloseIdleConnections()
-	for _, in := range t.Instances {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, in.URL.String(), nil)
-		resp, err := hc.Do(req)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("target %s is unreachable: %v", in.URL.Redacted(), err)
-		}
-		resp.Body.Close()
+// managedConsumer describes the reference consumer that `run --consumer TRANSPORT` starts by
+// itself (selftest.ManagedConsumer), on the given store (SQLite in tmp by default), with a short
+// lock timeout and dedupe retention so that every property runs within --max-wait.
+func managedConsumer(transport, store, tmp string) (*targets.Target, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	dsn := filepath.Join(tmp, "consumer.db")
+	if store != "sqlite" {
+		if dsn, err = consumer.DefaultDSN(store); err != nil {
+			return nil, err
+		}
+	}
+	lock, _ := time.ParseDuration(selfLockTimeout)
+	dedupe, _ := time.ParseDuration(selfDedupeRetention)
+	t, err := selftest.ManagedConsumer(selftest.ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: self,
+		LockTimeout: lock, DedupeRetention: dedupe})
+	if err != nil {
+		return nil, fmt.Errorf("--consumer: %w", err)
+	}
+	return t, nil
 }

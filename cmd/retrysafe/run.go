@@ -25,6 +25,7 @@ type runFlags struct {
 	settings  suites.Settings
 	strict    bool
 	store     string
+	consumer  string
 
 	allowRemote bool
 }
@@ -70,7 +71,8 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.StringVar(&f.settings.RaceMode, "race-mode", "", "how a same-key burst is released: lastbyte (raw HTTP/1.1, final bytes together; default for http) or barrier (goroutines on warm connections; used for https)")
 	fl.DurationVar(&f.settings.AttemptTimeout, "attempt-timeout", 10*time.Second, "timeout of one request")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "test a target that is not on this machine (a host other than localhost, 127.0.0.0/8 or ::1); burst, rounds, replays and load rate then default to 4, 5, 5 and 20/s")
-	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API started without --target: memory, sqlite, postgres, redis")
+	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API (or consumer) started without --target: memory, sqlite, postgres, redis")
+	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
 	return cmd
 }
 
@@ -187,9 +189,19 @@ func markIncomplete(run *reports.Run, sigs *signalCatcher, deadline time.Time, t
 // itself (its processes start with the faults).
 func loadRunTarget(f *runFlags, tmp string) (*targets.Target, error) {
 	if f.target != "" {
+		if f.consumer != "" {
+			return nil, usageErr("--consumer starts the reference consumer: it takes no --target (declare consumers in the target file)")
+		}
 		t, err := targets.Load(f.target)
 		if err != nil {
 			return nil, usageErr("%v", err)
+		}
+		return t, nil
+	}
+	if f.consumer != "" {
+		t, err := managedConsumer(f.consumer, f.store, tmp)
+		if err != nil {
+			return nil, usageErr("describe the reference consumer: %v", err)
 		}
 		return t, nil
 	}
@@ -245,7 +257,10 @@ func reproBase(f *runFlags) string {
 	s := "retrysafe run"
 	if f.target != "" {
 		s += " --target " + f.target
-	} else if f.store != "sqlite" {
+	} else if f.consumer != "" {
+		s += " --consumer " + f.consumer
+	}
+	if f.target == "" && f.store != "sqlite" {
 		s += " --store " + f.store
 	}
 	return s

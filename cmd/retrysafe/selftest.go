@@ -29,10 +29,13 @@ func newSelftestCmd() *cobra.Command {
 		Use:   "selftest",
 		Short: "Prove every property against the reference API and its mutants",
 		Long: `Run the properties against the correct reference API on every store (memory, sqlite,
-postgres, redis), and each mutant on every store of its row, running for a mutant only the
-property that must catch it. Prints the matrix (rows mutants, columns stores; each cell killed,
-survived, pending or n-a). Exit 0 only when the correct API passes everywhere and every cell
-that is not pending or n-a is killed.
+postgres, redis), in its default shape and its other shapes (UUID keys, no auth, test hooks, a
+400 mismatch), and each mutant on every store of its row, running for a mutant only the
+property that must catch it; then the same for the reference consumer on each transport
+(webhook on every store; amqp and nats on sqlite and postgres). Prints the matrix (rows
+mutants, columns stores; each cell killed, survived, pending or n-a; a cell marked * is
+reported, not required). Exit 0 only when the correct API and consumer pass everywhere and
+every required cell is killed.
 
 PostgreSQL and Redis are found at $RETRYSAFE_PG_DSN and $RETRYSAFE_REDIS_URL, or at the defaults
 of 'retrysafe serve'.`,
@@ -74,6 +77,7 @@ of 'retrysafe serve'.`,
 	f.StringVar(&jsonFile, "json", "", "write the matrix as JSON to this file")
 	f.StringVar(&stores, "stores", "", "comma-separated stores (default: memory,sqlite,postgres,redis)")
 	f.StringVar(&mutants, "mutants", "", "comma-separated rows to run (default: every mutant and "+selftest.TwoMemoryInstances+")")
+	f.BoolVar(&opts.NoConsumers, "no-consumers", false, "leave out the reference consumer's rows (webhook, amqp, nats)")
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
 	return cmd
@@ -88,7 +92,7 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 		stores = reference.AllStores
 	}
 	header := func(title string) {
-		fmt.Fprintf(w, "%-41s", title)
+		fmt.Fprintf(w, "%-52s", title)
 		for _, s := range stores {
 			fmt.Fprintf(w, " %-10s", s)
 		}
@@ -98,10 +102,14 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 	failed := map[string][]string{}
 	for _, c := range res.Correct {
 		if c.Result == "fail" {
-			failed[c.Store] = append(failed[c.Store], c.Property)
+			name := c.Property
+			if c.Shape != "" {
+				name += " (" + c.Shape + ")"
+			}
+			failed[c.Store] = append(failed[c.Store], name)
 		}
 	}
-	fmt.Fprintf(w, "%-41s", "all properties")
+	fmt.Fprintf(w, "%-52s", "all properties (API, its shapes, the consumer)")
 	for _, s := range stores {
 		v := "pass"
 		if len(failed[s]) > 0 {
@@ -119,12 +127,16 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 	header("mutant (property)")
 	var last string
 	for _, c := range res.Cells {
-		if c.Mutant+c.Property != last {
+		label := c.Mutant + " (" + c.Property + ")"
+		if c.Transport != "" {
+			label = c.Mutant + " [" + c.Transport + "] (" + c.Property + ")"
+		}
+		if label != last {
 			if last != "" {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(w, "%-41s", c.Mutant+" ("+c.Property+")")
-			last = c.Mutant + c.Property
+			fmt.Fprintf(w, "%-52s", label)
+			last = label
 		}
 		v := c.Result
 		if c.Result == selftest.Survived && c.Required {

@@ -141,4 +141,3 @@ type serveCommon struct {
 	lockTimeout, downstreamTimeout       time.Duration
 	workDelay                            time.Duration
 }
-

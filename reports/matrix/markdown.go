@@ -55,7 +55,11 @@ func (t *Table) WriteMarkdown(w io.Writer) {
 	}
 	b.WriteString("\n" + Legend + "\n\n")
 	for _, c := range t.Columns {
-		fmt.Fprintf(&b, "- %s: %s %s%s\n", escapeCell(c.Name), c.Kind, escapeCell(c.Source), kindNote(c.Kind))
+		target := ""
+		if c.Target != "" && c.Target != c.Name {
+			target = " (target " + escapeCell(c.Target) + ")"
+		}
+		fmt.Fprintf(&b, "- %s: %s %s%s%s\n", escapeCell(c.Name), c.Kind, escapeCell(c.Source), target, kindNote(c.Kind))
 	}
 	if unsafe := t.Unsafe(); len(unsafe) > 0 {
 		fmt.Fprintf(&b, "\n**Unsafe (%d):**\n\n", len(unsafe))

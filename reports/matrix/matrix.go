@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,8 +31,11 @@ const PropertyPrefix = "property "
 
 // Column is one target: its cells by row name.
 type Column struct {
-	// Name names the target (from the file).
+	// Name heads the column: a label given (WithLabel), else the target's first instance URL,
+	// else (a file that lists no instances) the target's name.
 	Name string
+	// Target is the target's name from its target file.
+	Target string
 	// Source is the file the column was read from.
 	Source string
 	// Kind is KindProfile or KindRun.
@@ -107,9 +111,23 @@ func Load(path string) (Column, error) {
 		path, head.Schema, profile.SchemaVersion, reports.SchemaVersion)
 }
 
+// defaultName is a column's default name: the first instance URL, else the target's name.
+func defaultName(target string, instances []string) string {
+	if len(instances) > 0 && instances[0] != "" {
+		return instances[0]
+	}
+	return target
+}
+
+// WithLabel returns the column named label instead of its default name.
+func (c Column) WithLabel(label string) Column {
+	c.Name = label
+	return c
+}
+
 // FromProfile makes a column of a behaviour profile.
 func FromProfile(source string, p *profile.Profile) Column {
-	c := Column{Name: p.Target.Name, Source: source, Kind: KindProfile}
+	c := Column{Name: defaultName(p.Target.Name, p.Target.Instances), Target: p.Target.Name, Source: source, Kind: KindProfile}
 	for _, f := range p.Fields {
 		c.set(f.Name, Cell{Value: f.Value, Unsafe: f.Unsafe, Note: f.Note})
 	}
@@ -119,7 +137,7 @@ func FromProfile(source string, p *profile.Profile) Column {
 // FromRun makes a column of a run report: its property verdicts, and the profile it declared
 // (which the run checked) as the behaviour rows.
 func FromRun(source string, r *reports.Run) Column {
-	c := Column{Name: r.Target.Name, Source: source, Kind: KindRun}
+	c := Column{Name: defaultName(r.Target.Name, r.Target.Instances), Target: r.Target.Name, Source: source, Kind: KindRun}
 	decl := declared(r.Target.Profile)
 	for _, name := range profile.FieldOrder {
 		if v, ok := decl[name]; ok {
@@ -187,17 +205,13 @@ type Table struct {
 
 // Build lays the columns side by side: behaviour rows in profile.FieldOrder (plus any other
 // field), then the property rows in the order they first appear; rows without any data are
-// left out. Column names that repeat get a number. Each cell is marked: Unsafe when its value
-// is unsafe, Different when it is not the most common value of its row (ties go to the
-// leftmost column), Same, NotProbed or Empty otherwise.
+// left out. Columns whose names repeat (one API probed twice) are told apart by their file's
+// name, then by a number. Each cell is marked: Unsafe when its value is unsafe, Different when
+// it is not the most common value of its row (ties go to the leftmost column), Same, NotProbed
+// or Empty otherwise.
 func Build(cols []Column) *Table {
 	t := &Table{Columns: slices.Clone(cols)}
-	seen := map[string]int{}
-	for i := range t.Columns {
-		if seen[t.Columns[i].Name]++; seen[t.Columns[i].Name] > 1 {
-			t.Columns[i].Name = fmt.Sprintf("%s (%d)", t.Columns[i].Name, seen[t.Columns[i].Name])
-		}
-	}
+	uniqueNames(t.Columns)
 	for _, name := range rowNames(cols) {
 		row := Row{Name: name}
 		for _, c := range cols {
@@ -207,6 +221,30 @@ func Build(cols []Column) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// uniqueNames makes the column names distinct: a name that repeats gets its source's file name,
+// and one that still repeats a number.
+func uniqueNames(cols []Column) {
+	count := func() map[string]int {
+		n := map[string]int{}
+		for _, c := range cols {
+			n[c.Name]++
+		}
+		return n
+	}
+	n := count()
+	for i := range cols {
+		if n[cols[i].Name] > 1 && cols[i].Source != "" {
+			cols[i].Name = fmt.Sprintf("%s (%s)", cols[i].Name, filepath.Base(cols[i].Source))
+		}
+	}
+	seen := map[string]int{}
+	for i := range cols {
+		if seen[cols[i].Name]++; seen[cols[i].Name] > 1 {
+			cols[i].Name = fmt.Sprintf("%s (%d)", cols[i].Name, seen[cols[i].Name])
+		}
+	}
 }
 
 // rowNames lists the rows that have data in some column.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,16 +170,17 @@ func TestLoadTellsFilesApart(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	prof := &profile.Profile{Target: profile.TargetInfo{Name: "orders-api"}, Fields: []profile.Field{
+	prof := &profile.Profile{Target: profile.TargetInfo{Name: "orders-api", Instances: []string{"http://127.0.0.1:8080"}}, Fields: []profile.Field{
 		{Name: "mismatch_status", Value: "201", Unsafe: "another request's response replayed"},
 		{Name: "replay_header", Value: "X-Odd: a|b"},
 	}}
 	table := Build([]Column{FromRun("report.json", sampleRun()), FromProfile("p.json", prof)})
 	var md bytes.Buffer
 	table.WriteMarkdown(&md)
-	for _, want := range []string{"| behaviour | orders-api | orders-api (2) |", "| `mismatch_status` | 400 | **✗ 201** |",
+	for _, want := range []string{"| behaviour | orders-api | http://127.0.0.1:8080 |", "| `mismatch_status` | 400 | **✗ 201** |",
 		`X-Odd: a\|b`, "| `property race` | **✗ FAIL** | – |", "**Unsafe (4):**",
-		"- ✗ orders-api (2): mismatch_status = 201: another request's response replayed"} {
+		"- ✗ http://127.0.0.1:8080: mismatch_status = 201: another request's response replayed",
+		"- http://127.0.0.1:8080: profile p.json (target orders-api)"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
 		}
@@ -192,5 +194,34 @@ func TestRender(t *testing.T) {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("HTML lacks %q", want)
 		}
+	}
+}
+
+// TestColumnNames: a column is named by its label, else by its target's first instance URL,
+// else by the target's name; names that repeat are told apart by file name, then by number.
+func TestColumnNames(t *testing.T) {
+	prof := func(name string, urls ...string) *profile.Profile {
+		return &profile.Profile{Target: profile.TargetInfo{Name: name, Instances: urls}}
+	}
+	run := &reports.Run{Target: reports.TargetInfo{Name: "orders", Instances: []string{"http://127.0.0.1:9000", "http://127.0.0.1:9001"}}}
+	cols := []Column{
+		FromProfile("a/before.json", prof("orders", "http://127.0.0.1:8080")),
+		FromProfile("b/after.json", prof("orders", "http://127.0.0.1:8080")),
+		FromProfile("c/after.json", prof("orders", "http://127.0.0.1:8080")),
+		FromProfile("old.json", prof("legacy")),
+		FromRun("report.json", run),
+		FromProfile("stripe.json", prof("stripe", "https://api.stripe.com")).WithLabel("Stripe test mode"),
+	}
+	var got []string
+	for _, c := range Build(cols).Columns {
+		got = append(got, c.Name)
+	}
+	want := []string{"http://127.0.0.1:8080 (before.json)", "http://127.0.0.1:8080 (after.json)", "http://127.0.0.1:8080 (after.json) (2)",
+		"legacy", "http://127.0.0.1:9000", "Stripe test mode"}
+	if !slices.Equal(got, want) {
+		t.Errorf("column names\n%q\nwant\n%q", got, want)
+	}
+	if cols[0].Name != "http://127.0.0.1:8080" {
+		t.Errorf("Build renamed its input column: %q", cols[0].Name)
 	}
 }

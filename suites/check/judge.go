@@ -22,6 +22,10 @@ type judge struct {
 
 func newJudge(p targets.Profile) *judge { return &judge{p: p} }
 
+// consumerProfile is the profile the consumer checkers judge with: a consumer answers the
+// in-flight status (409) while another delivery of the event holds its claim.
+var consumerProfile, _ = targets.Profiles("ietf")
+
 func (j *judge) add(a reports.Anomaly) { j.r.Anomalies = append(j.r.Anomalies, a) }
 
 func (j *judge) unknownf(format string, args ...any) {

@@ -141,7 +141,7 @@ func register(specs []*suites.Spec, n int, body func(*suites.Spec, SpecContext))
 		// first) keeps the registry's order.
 		Describe(p.Name, Label(p.AllLabels()...), location(g[0]), SpecPriority(n-g[0].Index), func() {
 			for _, sp := range g {
-				It(sp.Text, location(sp), func(ctx SpecContext) { body(sp, ctx) })
+				It(sp.Text, location(sp), Label(sp.Extra...), func(ctx SpecContext) { body(sp, ctx) })
 			}
 		})
 		group = nil

@@ -17,6 +17,7 @@ import (
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
 
 // Cell results.
@@ -39,16 +40,22 @@ type Correct struct {
 	Property string `json:"property"`
 	Result   string `json:"result"` // pass | fail | skipped (unknown is reported as fail)
 	Reason   string `json:"reason,omitempty"`
+	// Seconds is the time the property took.
+	Seconds float64 `json:"seconds"`
 }
 
 // Cell is the result of one mutant on one store.
 type Cell struct {
-	Mutant   string `json:"mutant"`
-	Store    string `json:"store"`
-	Property string `json:"property"`
-	Result   string `json:"result"`   // killed | survived | pending | n-a
-	Required bool   `json:"required"` // false for stores where the mutant is only reported
-	Reason   string `json:"reason,omitempty"`
+	Mutant string `json:"mutant"`
+	// Transport is the transport of a consumer mutant's cell (webhook, amqp, nats); "" for the API's.
+	Transport string `json:"transport,omitempty"`
+	Store     string `json:"store"`
+	Property  string `json:"property"`
+	Result    string `json:"result"`   // killed | survived | pending | n-a
+	Required  bool   `json:"required"` // false for stores where the mutant is only reported
+	Reason    string `json:"reason,omitempty"`
+	// Seconds is the time the cell took, its process start included.
+	Seconds float64 `json:"seconds"`
 }
 
 // Result is the whole matrix.
@@ -68,6 +75,8 @@ type Options struct {
 	Progress    io.Writer     // one line per finished cell (nil = none)
 	Binary      string        // the retrysafe binary started for the process properties (default: this program)
 	Settings    suites.Settings
+	// NoConsumers leaves the reference consumer's rows out.
+	NoConsumers bool
 }
 
 func (o *Options) defaults() {
@@ -136,15 +145,59 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
+			started := time.Now()
 			cell, err := runCell(ctx, st, row, store)
 			if err != nil {
 				return res, err
 			}
-			fmt.Fprintf(opts.Progress, "  %-21s %-9s %-19s %s%s\n", cell.Mutant, cell.Store, cell.Property, cell.Result, reasonSuffix(cell.Reason))
+			cell.Seconds = time.Since(started).Seconds()
+			printCell(opts.Progress, cell)
+			res.Cells = append(res.Cells, cell)
+		}
+	}
+	if opts.NoConsumers {
+		return res, nil
+	}
+	for _, tr := range consumerTransports {
+		for _, store := range opts.Stores {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if tr != consumer.TransportWebhook && !slices.Contains(brokerRequired, store) {
+				continue // the correct broker consumer is proven on the required stores
+			}
+			cs, err := runConsumerCorrect(ctx, st, tr, store)
+			if err != nil {
+				return res, err
+			}
+			res.Correct = append(res.Correct, cs...)
+		}
+	}
+	for _, row := range consumerRows(opts.Mutants) {
+		for _, store := range opts.Stores {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			started := time.Now()
+			cell, err := runConsumerCell(ctx, st, row, store)
+			if err != nil {
+				return res, err
+			}
+			cell.Seconds = time.Since(started).Seconds()
+			printCell(opts.Progress, cell)
 			res.Cells = append(res.Cells, cell)
 		}
 	}
 	return res, nil
+}
+
+// printCell prints one cell's line of progress.
+func printCell(w io.Writer, c Cell) {
+	name := c.Mutant
+	if c.Transport != "" {
+		name += "/" + c.Transport
+	}
+	fmt.Fprintf(w, "  %-26s %-9s %-23s %s (%.1fs)%s\n", name, c.Store, c.Property, c.Result, c.Seconds, reasonSuffix(c.Reason))
 }
 
 func reasonSuffix(r string) string {
@@ -154,13 +207,16 @@ func reasonSuffix(r string) string {
 	return ": " + r
 }
 
-// row is one row of the matrix: a mutant (or the two-memory-instances setup).
+// row is one row of the matrix: a mutant (or the two-memory-instances setup), of the API or
+// (consumer set) of the consumer on one transport.
 type row struct {
-	name     string
-	mutant   reference.Mutant
-	property string
-	required []string
-	reported []string
+	name      string
+	mutant    reference.Mutant
+	consumer  consumer.Mutant
+	transport string
+	property  string
+	required  []string
+	reported  []string
 }
 
 // rows lists the matrix rows, filtered by name when names is not empty: a row per mutant and
@@ -170,9 +226,9 @@ type row struct {
 func rows(names []string) []row {
 	var out []row
 	for _, m := range reference.Mutants {
-		out = append(out, row{string(m.Name), m.Name, m.CaughtBy, m.Stores, m.Reported})
+		out = append(out, row{name: string(m.Name), mutant: m.Name, property: m.CaughtBy, required: m.Stores, reported: m.Reported})
 		for _, p := range m.AlsoCaughtBy {
-			out = append(out, row{string(m.Name), m.Name, p, m.Stores, m.Reported})
+			out = append(out, row{name: string(m.Name), mutant: m.Name, property: p, required: m.Stores, reported: m.Reported})
 		}
 	}
 	out = append(out, row{name: TwoMemoryInstances, property: "race", required: []string{"memory"}},
@@ -205,7 +261,8 @@ func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error
 	out := correctResults(st, store, "", run)
 	for i := range shapes {
 		sh := &shapes[i]
-		run, err := st.runAgainst(ctx, cell{kind: store, shape: sh, labelFilter: "!" + processLabel + " && !wait:retention"})
+		// Load and the retention waits check nothing a shape changes: left out, for time.
+		run, err := st.runAgainst(ctx, cell{kind: store, shape: sh, labelFilter: "!" + processLabel + " && !wait:retention && !property:load"})
 		if err != nil {
 			return nil, fmt.Errorf("shape %s: %w", sh.name, err)
 		}
@@ -218,7 +275,7 @@ func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error
 func correctResults(st *stores, store, shape string, run *reports.Run) []Correct {
 	var out []Correct
 	for _, p := range run.Properties {
-		c := Correct{Store: store, Shape: shape, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason}
+		c := Correct{Store: store, Shape: shape, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason, Seconds: p.Duration.Seconds()}
 		if p.Verdict == reports.Unknown {
 			c.Result = "fail"
 			c.Reason = "unknown: " + p.Reason
@@ -230,7 +287,7 @@ func correctResults(st *stores, store, shape string, run *reports.Run) []Correct
 		if shape != "" {
 			label = "(correct " + shape + ")"
 		}
-		fmt.Fprintf(st.opts.Progress, "  %-21s %-9s %-19s %s%s\n", label, store, p.Name, c.Result, reasonSuffix(c.Reason))
+		fmt.Fprintf(st.opts.Progress, "  %-26s %-9s %-23s %s (%.1fs)%s\n", label, store, p.Name, c.Result, c.Seconds, reasonSuffix(c.Reason))
 		out = append(out, c)
 	}
 	return out
@@ -266,16 +323,7 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	if err != nil {
 		return cell, err
 	}
-	cell.Result = Survived
-	for _, p := range run.Properties {
-		if p.Name == r.property && p.Verdict == reports.Fail {
-			cell.Result = Killed
-			cell.Reason = failingSpecs(p)
-		}
-		if p.Name == r.property && p.Verdict != reports.Fail && p.Verdict != reports.Pass {
-			cell.Reason = string(p.Verdict) + ": " + p.Reason
-		}
-	}
+	judge(&cell, run)
 	return cell, nil
 }
 

@@ -38,3 +38,23 @@ var ReferenceHooks []byte
 //
 //go:embed reference-mismatch400.yaml
 var ReferenceMismatch400 []byte
+
+// ConsumerWebhookManaged is targets/examples/consumer-webhook-managed.yaml: the reference
+// webhook consumer started by the harness through a lifecycle.
+//
+//go:embed consumer-webhook-managed.yaml
+var ConsumerWebhookManaged []byte
+
+// ConsumerAMQPManaged is targets/examples/consumer-amqp-managed.yaml: the reference queue
+// consumer on RabbitMQ, two instances on one queue, started by the harness through a lifecycle
+// that reaches the broker through the harness's fault proxy.
+//
+//go:embed consumer-amqp-managed.yaml
+var ConsumerAMQPManaged []byte
+
+// ConsumerNATSManaged is targets/examples/consumer-nats-managed.yaml: the reference queue
+// consumer on NATS JetStream, two instances on one durable consumer, started by the harness
+// through a lifecycle that reaches the broker through the harness's fault proxy.
+//
+//go:embed consumer-nats-managed.yaml
+var ConsumerNATSManaged []byte

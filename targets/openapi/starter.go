@@ -27,6 +27,11 @@ operations:
     key:
       in: header                 # header (default), query or body
       name: Idempotency-Key
+      # format: uuid             # the keys the harness makes: uuid, ulid, or a template such as
+      #                          # "order-{{.Run}}-{{.Seq}}" (default RUN-SEQ)
+    # Body fields the API leaves out of its fingerprint on purpose (the mismatch check changes
+    # every other field of the body, one at a time):
+    # fingerprint_ignore: [$.note]
     # Counts the business records of one {{.Ref}}: the verdicts rest on this number.
     # Without an observer the checks can only compare responses.
     observer:
@@ -34,24 +39,34 @@ operations:
         path: /v1/orders
         query: "ref={{.Ref}}"
         jsonpath: $.count        # RFC 9535: a number, or an array whose length is the count
+      # per_tenant: false        # when it counts a ref across all tenants
       # or: sql: {driver: postgres, dsn: "${ORDERS_DSN}", query: "SELECT count(*) FROM orders WHERE ref = '{{.Ref}}'"}
 
-# Two callers enable the tenancy checks. Header values are secrets: redacted from every report.
+# How callers are told apart: bearer (default), header (an API key header), or none (no
+# credentials at all: tenants are named by identity headers only).
+# auth: bearer
+# Two callers enable the tenancy checks. Credentials are secrets: redacted from every report;
+# identity headers (e.g. {X-Tenant: alice}) only say who calls and stay readable.
 tenants:
   - name: alice
-    headers:
+    # identity: {X-Tenant: alice}
+    credentials:
       Authorization: "Bearer ${ALICE_TOKEN:-changeme}"
   - name: bob
-    headers:
+    credentials:
       Authorization: "Bearer ${BOB_TOKEN:-changeme}"
+# What an unknown caller sends (default: each credential with its value replaced):
+# unknown_credentials: {Authorization: "Bearer not-a-real-token"}
 
 # What the API promises: ietf (the IETF draft) or stripe, with overrides.
+# Every status takes a code, a list ([400, 409, 422]) or a class (4xx).
 profile:
   base: ietf
   mismatch_status: 422           # same key, different payload (stripe: 400)
   in_flight: 409                 # retry while in flight: a status, wait-replay or either
   missing_key_status: 400        # a status, or processed (no idempotency without a key)
-  max_key_length: 255
+  # empty_key_status: 400        # a status, or processed
+  max_key_length: 255            # or none
   key_forms: [quoted, bare]      # "abc" (RFC 8941) and abc
   replay_header: ""              # e.g. "Idempotent-Replayed: true"; "" = none required
   error_policy: replay           # replay (a 5xx is stored) or retry
@@ -59,4 +74,18 @@ profile:
 # Declared key retention and in-progress lock timeout, when the API publishes them.
 # retention: 24h
 # lock_timeout: 30s
+
+# Test hooks of a test deployment, for the error and in-flight checks when the API calls no
+# downstream the harness could fail or hold:
+# hooks:
+#   fail_next: {method: POST, path: /_test/fail}   # makes the next attempt fail
+#   slow: {headers: {X-Test-Delay: "{{.Ms}}"}}      # makes one attempt take {{.Ms}} ms
+
+# Event consumers under test (webhooks, queues): see the README's "Consumers" section.
+# consumers:
+#   - name: webhooks
+#     path: /webhooks
+#     event: {body: '{"id": "{{.EventID}}", "object": "{{.Object}}", "version": {{.Version}}}'}
+#     signing: {scheme: standard-webhooks, secret: "${WEBHOOK_SECRET}"}
+#     effects: {http: {path: /v1/effects, query: "event={{.EventID}}", jsonpath: $.count}}
 `

@@ -42,6 +42,16 @@ type MutantInfo struct {
 	CaughtBy string   // the property that must catch it
 	// Transports are those it applies to (webhook, amqp, nats).
 	Transports []string
+	// QueueCaughtBy is the property that must catch it on amqp and nats when not CaughtBy.
+	QueueCaughtBy string
+}
+
+// CaughtOn returns the property that must catch the mutant on a transport.
+func (info MutantInfo) CaughtOn(transport string) string {
+	if transport != TransportWebhook && info.QueueCaughtBy != "" {
+		return info.QueueCaughtBy
+	}
+	return info.CaughtBy
 }
 
 // AllStores lists the reference consumer's stores.
@@ -57,25 +67,25 @@ var (
 // Mutants is the table of every mutant.
 var Mutants = []MutantInfo{
 	{MutantNoDedupe, "no claim at all: every delivery of an event takes effect",
-		AllStores, nil, "redelivery", allTransports},
+		AllStores, nil, "redelivery", allTransports, ""},
 	{MutantPayloadDedupe, "deduplicates on a hash of the body without its id: a second event with the same content is dropped as a duplicate",
-		AllStores, nil, "distinct-events", allTransports},
+		AllStores, nil, "distinct-events", allTransports, ""},
 	{MutantCheckThenInsert, "looks the event up, works, then inserts, with nothing atomic between: concurrent redeliveries all take effect",
-		AllStores, nil, "concurrent-redelivery", allTransports},
+		AllStores, nil, "concurrent-redelivery", allTransports, ""},
 	{MutantClaimBeforeEffect, "the claim commits as done in its own transaction before the effect: a crash in between drops the event, and its redelivery is acknowledged as a duplicate",
-		durableStores, nil, "event-crash-after-claim", allTransports},
+		durableStores, nil, "event-crash-after-claim", allTransports, "crash-after-ack"},
 	{MutantMarksSeenOnFailure, "a downstream failure marks the event done anyway: the redelivery is acknowledged as a duplicate with no effect",
-		AllStores, nil, "failed-then-redelivered", allTransports},
+		AllStores, nil, "failed-then-redelivered", allTransports, ""},
 	{MutantOrderBlind, "the object's state is set to each event's version, even an older one delivered late",
-		AllStores, nil, "out-of-order", allTransports},
+		AllStores, nil, "out-of-order", allTransports, ""},
 	{MutantNoSignatureCheck, "signatures are not checked: any delivery is accepted",
-		AllStores, nil, "signature", webhookOnly},
+		AllStores, nil, "signature", webhookOnly, ""},
 	{MutantStaleTimestampAccepted, "the signature is checked but not its timestamp's age: a captured delivery replays forever",
-		AllStores, nil, "signature", webhookOnly},
+		AllStores, nil, "signature", webhookOnly, ""},
 	{MutantDedupeForgetsEarly, "dedupe records are forgotten after about a second, whatever the declared retention",
-		AllStores, nil, "late-redelivery", allTransports},
+		AllStores, nil, "late-redelivery", allTransports, ""},
 	{MutantAckBeforeEffect, "the queue transport acknowledges the message before the effect commits: a crash in between loses it (Deliver itself is correct)",
-		AllStores, nil, "crash-after-ack", queuesOnly},
+		durableStores, nil, "crash-after-ack", queuesOnly, ""},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct consumer).

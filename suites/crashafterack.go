@@ -1,0 +1,93 @@
+package suites
+
+import (
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// crash-after-ack: a queue consumer SIGKILLed after it received a message and before its
+// effect committed. The harness holds the downstream sink, so that the consumer stops in the
+// middle of its effect, kills every instance, asks the broker what it still holds (with no
+// consumer left, RabbitMQ has made every unacknowledged message ready again; JetStream counts
+// it ack pending), restarts the instances and releases the sink.
+//
+// A consumer that acknowledges only after its effect has committed left the message with the
+// broker, which redelivers it: the event MUST take effect exactly once. One that acknowledged
+// first has lost it: the broker considers it delivered, and it never takes effect (a dropped
+// event).
+//
+// Catches: ack-before-effect.
+func init() {
+	p := &Property{
+		Name: "crash-after-ack",
+		Must: `A queue consumer MUST NOT acknowledge a message before its effect has committed: SIGKILLed
+between receiving a message and committing its effect, and restarted, it MUST still apply the event
+exactly once (the broker redelivers what was not acknowledged). A message the broker considers
+delivered that never takes effect is a dropped event.`,
+		Catches:    []string{"ack-before-effect"},
+		Needs:      []string{"consumers[].effects", "lifecycle (durable: true)", "downstream", "consumers[].lock_timeout", "nats.durable (nats)"},
+		Labels:     []string{"fault:process", "fault:downstream"},
+		Transports: []targets.Transport{targets.TransportAMQP, targets.TransportNATS},
+	}
+	p.specs = func(e *Env) []*Spec {
+		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+			sp := p.spec(sprintf("%s: every consumer SIGKILLed in the middle of an effect and restarted: the event still takes effect once", c.Name),
+				func(s *S) check.Result { return s.crashAfterAck(c) })
+			sp.Skip = brokerFaultSkip(e, c, needSink, needCrash)
+			return sp
+		})
+	}
+	register(p)
+}
+
+// crashAfterAck holds the downstream, publishes one event, kills every instance once the
+// consumer is in the middle of its effect, asks the broker what it holds, restarts, releases,
+// and waits for the effect as long as a takeover of the dead delivery's claim may take.
+func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
+	if err := s.waitBrokerQuiet(c); err != nil {
+		return unknownf("%v", err)
+	}
+	hold := s.Faults.Sink.HoldFault()
+	if err := s.inject(hold); err != nil {
+		return unknownf("%v", err)
+	}
+	defer s.healLeft(hold)
+	ev := s.NewEvent(c)
+	f := check.BrokerFault{Events: []check.BrokerEvent{{Publish: ev.Deliver(Delivery{})}}}
+	if !allPublished(f.Events[0].Publish) {
+		return check.CrashAfterAck(f)
+	}
+	if err := s.waitHeldEvent(ev); err != nil {
+		return unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
+	}
+	kills := s.killAll()
+	defer s.healLeft(kills...)
+	if err := s.injectAll(kills); err != nil {
+		return unknownf("%v", err)
+	}
+	held, err := s.heldOnceGone(c)
+	f.Held = held.Total()
+	if err != nil {
+		f.HeldErr = err.Error()
+	} else {
+		s.notef("%s after the kill: %s", brokerTarget(c), held)
+	}
+	if err := s.healAll(kills); err != nil {
+		return unknownf("cannot restart the consumer: %v", err)
+	}
+	if err := s.heal(hold); err != nil {
+		return unknownf("%v", err)
+	}
+	// The redelivery waits for the dead delivery's claim to lapse (the lock timeout) before it
+	// takes effect.
+	if after := ev.waitEffects(1, c.LockTimeout+crashMargin); after.Err != "" || after.N == 0 {
+		f.Events[0].After = after
+	} else {
+		f.Events[0].After = s.settleAll([]*Event{ev})[0]
+	}
+	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", brokerSettle)
+	if after := f.Events[0].After; !f.Settled && after.Err == "" && after.N == 0 {
+		f.Settled = s.settledOnceGone(c)
+	}
+	return check.CrashAfterAck(f)
+}

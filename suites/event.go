@@ -1,0 +1,297 @@
+package suites
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/broker"
+	"github.com/retrysafe/retrysafe/targets/history"
+	"github.com/retrysafe/retrysafe/targets/httpclient"
+)
+
+// Event is one event a consumer property delivers: its id, the object it is about and the
+// object's version, fixed at creation, so every delivery of it carries the same bytes. Every
+// delivery goes into the run's history as an attempt of the consumer (Op), keyed by the event id.
+type Event struct {
+	s *S
+	// C is the consumer it is delivered to.
+	C *targets.Consumer
+	// ID, Object and Version say which event it is; Time is its creation time.
+	ID, Object string
+	Version    int
+	Time       time.Time
+	// Ref is the run's ref of the event (in {{.Ref}}).
+	Ref string
+}
+
+// NewEvent returns a fresh event (a new id) about a fresh object, at version 1.
+func (s *S) NewEvent(c *targets.Consumer) *Event {
+	n := s.next()
+	ev := &Event{s: s, C: c, Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n), Version: 1, Time: time.Now().UTC()}
+	ev.ID = s.eventID(n)
+	ev.Ref = fmt.Sprintf("rs-%s-%04d", s.Settings.RunID, n)
+	s.noteKey(ev.ID)
+	return ev
+}
+
+// eventID is the run's n-th event id, from the run's key prefix (--key reproduces them).
+func (e *Env) eventID(n int64) string { return fmt.Sprintf("evt_%s_%04d", e.Settings.KeyPrefix, n) }
+
+// Next returns the object's next event: a new id, the version after ev's.
+func (ev *Event) Next() *Event {
+	n := ev.s.next()
+	next := *ev
+	next.ID, next.Version, next.Time = ev.s.eventID(n), ev.Version+1, ev.Time.Add(time.Second)
+	ev.s.noteKey(next.ID)
+	return &next
+}
+
+// Twin returns an event with another id and otherwise the same content (object, version, time):
+// two events, not one delivered twice.
+func (ev *Event) Twin() *Event {
+	twin := *ev
+	twin.ID = ev.s.eventID(ev.s.next())
+	ev.s.noteKey(twin.ID)
+	return &twin
+}
+
+// vars are the event's template values.
+func (ev *Event) vars() targets.EventVars {
+	return targets.EventVars{EventID: ev.ID, Object: ev.Object, Version: strconv.Itoa(ev.Version),
+		Time: ev.Time.Format(time.RFC3339), Type: ev.C.Event.Type, Ref: ev.Ref}
+}
+
+// Body renders the event's body.
+func (ev *Event) Body() ([]byte, error) { return ev.C.RenderEvent(ev.vars()) }
+
+// Signature says how a webhook delivery is signed.
+type Signature int
+
+// The signatures of a delivery.
+const (
+	// SignValid signs the delivery as the consumer expects.
+	SignValid Signature = iota
+	// SignNone sends no signature.
+	SignNone
+	// SignWrong signs with another secret.
+	SignWrong
+	// SignStale signs validly with a timestamp outside the tolerance.
+	SignStale
+	// SignTampered signs the body, then sends another body.
+	SignTampered
+)
+
+// Delivery says how one event is delivered.
+type Delivery struct {
+	// Instance picks the instance of a webhook (index modulo their number; -1 = random).
+	Instance int
+	// Via delivers to this instance instead (e.g. one seen through a fault proxy).
+	Via *targets.Instance
+	// Signature says how it is signed (webhooks).
+	Signature Signature
+	// Timeout bounds the delivery (0: the attempt timeout).
+	Timeout time.Duration
+}
+
+// Deliver delivers the event once, as a provider does (a webhook POST, or a publish on the
+// consumer's broker), and returns the attempt as recorded.
+func (ev *Event) Deliver(d Delivery) history.Attempt {
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = ev.s.Settings.AttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ev.s.ctx, timeout)
+	defer cancel()
+	body, err := ev.Body()
+	if err != nil {
+		return ev.failed(err)
+	}
+	if ev.C.Transport != targets.TransportWebhook {
+		return ev.publish(ctx, body)
+	}
+	req, meta, err := ev.request(ctx, d, body)
+	if err != nil {
+		return ev.failed(err)
+	}
+	return ev.s.Client.Do(ctx, req, meta)
+}
+
+// request builds a webhook delivery.
+func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Request, httpclient.Meta, error) {
+	s, c := ev.s, ev.C
+	ins := s.instance(d.Instance)
+	if d.Via != nil {
+		ins = d.Via
+	}
+	req, err := c.Request(ctx, ins, ev.vars(), body)
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	if c.Event.IDHeader != "" {
+		req.Header.Set(c.Event.IDHeader, ev.ID)
+	}
+	signer := s.Faults.kit(c).signer
+	sent := body
+	var hdr http.Header
+	switch d.Signature {
+	case SignValid:
+		hdr, err = signer.Sign(ev.ID, time.Now(), body)
+	case SignWrong:
+		hdr, err = signer.SignWrong(ev.ID, time.Now(), body)
+	case SignStale:
+		hdr, err = signer.Sign(ev.ID, time.Now().Add(-2*signer.Tolerance()-time.Minute), body)
+	case SignTampered:
+		hdr, err = signer.Sign(ev.ID, time.Now(), body)
+		sent = append(bytes.Clone(body), ' ')
+	}
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	for name, vals := range hdr {
+		req.Header[name] = vals
+	}
+	if d.Signature == SignTampered {
+		setBody(req, sent)
+	}
+	return req, httpclient.Meta{Op: c.Name, Key: ev.ID, Instance: ins.URL.Host, Note: d.note()}, nil
+}
+
+// note says how a delivery differs from an ordinary one.
+func (d Delivery) note() string {
+	switch d.Signature {
+	case SignNone:
+		return "unsigned delivery"
+	case SignWrong:
+		return "delivery signed with another secret"
+	case SignStale:
+		return "delivery signed with a timestamp outside the tolerance"
+	case SignTampered:
+		return "signed delivery whose body was changed after signing"
+	}
+	return ""
+}
+
+// publish publishes the event on the consumer's broker and records it: ok once the broker
+// confirmed it, failed when it certainly did not take it, unknown otherwise.
+func (ev *Event) publish(ctx context.Context, body []byte) history.Attempt {
+	k := ev.s.Faults.kit(ev.C)
+	a := history.Attempt{Op: ev.C.Name, Key: ev.ID, Method: "PUBLISH", URL: ev.C.Destination(), ReqBody: body, Start: time.Now()}
+	rc, err := k.publisher.Publish(ctx, broker.Message{ID: ev.ID, Body: body})
+	a.End = time.Now()
+	switch {
+	case err == nil:
+		a.Outcome, a.Note = history.OK, "published: the broker confirmed it"
+		if rc.Duplicate {
+			a.Note = "published: the broker dropped it as a duplicate of its own window (it will not reach the consumer)"
+		}
+	case errors.Is(err, broker.ErrNotPublished):
+		a.Outcome, a.Err = history.Failed, err.Error()
+	default:
+		a.Outcome, a.Err = history.Unknown, err.Error()
+	}
+	return ev.s.History.Add(a)
+}
+
+// failed records a delivery that could not be made.
+func (ev *Event) failed(err error) history.Attempt {
+	now := time.Now()
+	return ev.s.History.Add(history.Attempt{Op: ev.C.Name, Key: ev.ID, Start: now, End: now, Outcome: history.Failed,
+		Err: "build the delivery: " + err.Error()})
+}
+
+// Effects counts the effects the event left, through the consumer's effects observer.
+func (ev *Event) Effects() check.Count {
+	c := check.Count{Op: ev.C.Name, Ref: ev.ID, Key: ev.ID, Taken: true}
+	ctx, cancel := ev.s.attemptCtx(2)
+	defer cancel()
+	n, err := ev.s.Target.Observe(ctx, ev.C.Effects, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" effects")
+	c.N = n
+	if err != nil {
+		c.Err = ev.s.History.Redactor().String(err.Error())
+		ev.s.notef("effects(%s, event %s): %s", ev.C.Name, ev.ID, c.Err)
+	} else {
+		ev.s.noteCount(fmt.Sprintf("effects(%s, event %s)", ev.C.Name, ev.ID), n)
+	}
+	return c
+}
+
+// State reads the version the consumer stored for the event's object (not taken without a
+// state observer).
+func (ev *Event) State() check.Count {
+	c := check.Count{Op: ev.C.Name, Ref: ev.Object, Key: ev.ID}
+	if ev.C.State == nil {
+		return c
+	}
+	c.Taken = true
+	ctx, cancel := ev.s.attemptCtx(2)
+	defer cancel()
+	n, err := ev.s.Target.Observe(ctx, ev.C.State, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" state")
+	c.N = n
+	if err != nil {
+		c.Err = ev.s.History.Redactor().String(err.Error())
+	} else {
+		ev.s.noteCount(fmt.Sprintf("state(%s, object %s)", ev.C.Name, ev.Object), n)
+	}
+	return c
+}
+
+// waitEffects polls the event's effects until there are at least want or d passed, and returns
+// the last count: a queue consumer takes effect some time after the broker confirmed a publish.
+func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
+	deadline := time.Now().Add(d)
+	for {
+		c := ev.Effects()
+		if c.Err == "" && c.N >= want || time.Now().After(deadline) || ev.s.ctx.Err() != nil {
+			return c
+		}
+		ev.s.sleepUntil(time.Now().Add(50 * time.Millisecond))
+	}
+}
+
+// consumerLockWait is how long a consumer property redelivers an event that is not
+// acknowledged: the consumer's declared lock timeout plus a margin (a claim left by a delivery
+// that died is taken over once the lock timeout has passed), or defaultConsumerLockWait when it
+// declares none.
+func consumerLockWait(c *targets.Consumer) time.Duration {
+	if c.LockTimeout > 0 {
+		return c.LockTimeout + crashMargin
+	}
+	return defaultConsumerLockWait
+}
+
+// defaultConsumerLockWait bounds the redeliveries of an event for a consumer that declares no
+// lock_timeout.
+const defaultConsumerLockWait = 10 * time.Second
+
+// redeliver delivers a webhook event again and again, as a provider redelivers what was not
+// acknowledged, every retryInterval over the instances from instance from on, until a delivery
+// is acknowledged (a 2xx) or d has passed. It stops early at an answer that is neither a 2xx,
+// the in-flight status nor 429 (the checker judges it); a delivery without an answer is
+// redelivered.
+func (ev *Event) redeliver(d time.Duration, from int) check.Eventually {
+	s := ev.s
+	out := check.Eventually{Within: d}
+	deadline := time.Now().Add(d)
+	for i := from; s.ctx.Err() == nil; i++ {
+		a := ev.Deliver(Delivery{Instance: i})
+		out.Attempts = append(out.Attempts, a)
+		switch {
+		case a.Outcome != history.OK: // the consumer may be restarting: keep trying
+		case succeeded(a):
+			return out
+		case !check.InFlight(a.Status) && a.Status != http.StatusTooManyRequests:
+			return out
+		}
+		if time.Now().After(deadline) || !s.sleepUntil(time.Now().Add(retryInterval)) {
+			return out
+		}
+	}
+	return out
+}

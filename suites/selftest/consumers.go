@@ -1,0 +1,128 @@
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
+)
+
+// The consumer rows of the matrix: the reference consumer on each transport and store, correct
+// (every consumer property) and as each of its mutants (only the property that catches it).
+// Webhook rows are required on every store of the mutant; broker rows run on SQLite and
+// PostgreSQL only, where they are required: the store code under a broker is the one the webhook
+// rows prove on every store, and each broker cell costs seconds of kills and redeliveries.
+
+// brokerRequired are the stores on which broker rows are required.
+var brokerRequired = []string{"sqlite", "postgres"}
+
+// Consumer cells' settings: a short dedupe retention, so that late-redelivery waits it out in a
+// few seconds; the forgets-early mutant's cell declares at most 3 s.
+const (
+	consumerDedupeRetention = 4 * time.Second
+	forgetsEarlyRetention   = 3 * time.Second
+)
+
+// consumerTransports are the transports of the consumer rows.
+var consumerTransports = []string{consumer.TransportWebhook, consumer.TransportAMQP, consumer.TransportNATS}
+
+// consumerRows lists a row per consumer mutant and transport it applies to, filtered by name.
+func consumerRows(names []string) []row {
+	var out []row
+	for _, m := range consumer.Mutants {
+		if len(names) > 0 && !slices.Contains(names, string(m.Name)) {
+			continue
+		}
+		for _, tr := range m.Transports {
+			r := row{name: string(m.Name), consumer: m.Name, transport: tr, property: m.CaughtOn(tr), required: m.Stores, reported: m.Reported}
+			if tr != consumer.TransportWebhook {
+				r.required, r.reported = nil, nil
+				for _, s := range m.Stores {
+					if slices.Contains(brokerRequired, s) {
+						r.required = append(r.required, s)
+					}
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// runConsumerCorrect runs every consumer property against the correct consumer on one store and
+// transport.
+func runConsumerCorrect(ctx context.Context, st *stores, transport, store string) ([]Correct, error) {
+	run, err := st.runConsumer(ctx, transport, store, consumer.MutantNone, "consumer:"+transport, consumerDedupeRetention)
+	if err != nil {
+		return nil, fmt.Errorf("correct consumer (%s, %s): %w", transport, store, err)
+	}
+	return correctResults(st, store, "consumer "+transport, run), nil
+}
+
+// runConsumerCell runs the property of one consumer row against the mutant on one store.
+func runConsumerCell(ctx context.Context, st *stores, r row, store string) (Cell, error) {
+	cell := Cell{Mutant: r.name, Transport: r.transport, Store: store, Property: r.property}
+	required := slices.Contains(r.required, store)
+	if !required && !slices.Contains(r.reported, store) {
+		cell.Result = NA
+		if info, _ := r.consumer.Info(); r.transport != consumer.TransportWebhook && slices.Contains(info.Stores, store) {
+			cell.Reason = "broker rows run on " + strings.Join(brokerRequired, " and ") + " only"
+		}
+		return cell, nil
+	}
+	cell.Required = required
+	retention := consumerDedupeRetention
+	if r.consumer == consumer.MutantDedupeForgetsEarly {
+		retention = forgetsEarlyRetention
+	}
+	run, err := st.runConsumer(ctx, r.transport, store, r.consumer, "property:"+r.property+" && consumer:"+r.transport, retention)
+	if err != nil {
+		return cell, err
+	}
+	judge(&cell, run)
+	return cell, nil
+}
+
+// judge sets a cell's result from the run of its property: killed when it failed.
+func judge(cell *Cell, run *reports.Run) {
+	cell.Result = Survived
+	for _, p := range run.Properties {
+		if p.Name != cell.Property {
+			continue
+		}
+		switch p.Verdict {
+		case reports.Fail:
+			cell.Result, cell.Reason = Killed, failingSpecs(p)
+		case reports.Pass:
+		default:
+			cell.Reason = string(p.Verdict) + ": " + p.Reason
+		}
+	}
+}
+
+// runConsumer starts the reference consumer (transport, store, mutant) through its managed
+// target file and runs the selected properties against it.
+func (st *stores) runConsumer(ctx context.Context, transport, store string, m consumer.Mutant, labelFilter string, retention time.Duration) (*reports.Run, error) {
+	id := st.n.Add(1)
+	dsn := ""
+	switch store {
+	case "sqlite":
+		dsn = filepath.Join(st.dir, fmt.Sprintf("consumer-%d.db", id))
+	case "postgres":
+		dsn = st.opts.PostgresDSN
+	case "redis":
+		dsn = st.opts.RedisURL
+	}
+	t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
+		Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return st.run(ctx, t, id, labelFilter, 0)
+}

@@ -1,0 +1,55 @@
+package suites
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
+	"github.com/retrysafe/retrysafe/targets/webhook"
+)
+
+func TestSignatureProperty(t *testing.T) {
+	correct := consumerHarness(t, consumer.MutantNone, webhookTarget)
+	expectCaught(t, "signature", correct, consumerHarness(t, consumer.MutantNoSignatureCheck, webhookTarget), reports.KindForgedEventAccepted)
+	stale := consumerHarness(t, consumer.MutantStaleTimestampAccepted, webhookTarget)
+	expectCaught(t, "signature", correct, stale, reports.KindForgedEventAccepted)
+	for text, v := range specVerdicts(t, stale, "signature") {
+		want := reports.Pass
+		if strings.Contains(text, "timestamp outside the tolerance") {
+			want = reports.Fail
+		}
+		if v != want {
+			t.Errorf("stale-timestamp-accepted: %q: %s, want %s", text, v, want)
+		}
+	}
+}
+
+// GitHub's scheme signs no timestamp: the stale-timestamp spec is skipped with the reason, the
+// others run.
+func TestSignatureGitHub(t *testing.T) {
+	doc := strings.Replace(webhookTarget, "scheme: standard-webhooks", "scheme: github", 1)
+	h := consumerRig{doc: doc, signing: webhook.Config{Scheme: webhook.SchemeGitHub, Secret: testSecret}}.open(t)
+	got := specVerdicts(t, h, "signature")
+	if len(got) != 5 {
+		t.Errorf("%d specs, want 5: %v", len(got), got)
+	}
+	for text, v := range got {
+		want := reports.Pass
+		if strings.Contains(text, "timestamp outside the tolerance") {
+			want = reports.Skipped
+		}
+		if v != want {
+			t.Errorf("%q: %s, want %s", text, v, want)
+		}
+	}
+}
+
+// A consumer with signing none has no signature to check: the property is skipped.
+func TestSignatureNone(t *testing.T) {
+	doc := dropLine(t, webhookTarget, "    signing: ")
+	h := consumerRig{doc: doc, signing: webhook.Config{Scheme: webhook.SchemeNone}}.open(t)
+	if v, why := runProperty(t, h, "signature"); v != reports.Skipped || !strings.Contains(why, "signing none") {
+		t.Errorf("signing none: %s: %s; want skipped", v, why)
+	}
+}
