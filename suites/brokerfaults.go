@@ -124,6 +124,37 @@ func (s *S) heldOnceGone(c *targets.Consumer) (brokerHeld, error) {
 	}
 }
 
+// heldEvent is one event published to a queue consumer whose downstream the harness holds:
+// the consumer is in the middle of its effect once publishHeld returns.
+type heldEvent struct {
+	ev   *Event
+	f    check.BrokerFault
+	hold faults.Fault
+}
+
+// publishHeld waits until the broker holds nothing of earlier specs, holds the downstream,
+// publishes one event and waits until the consumer has called its downstream for it. When the
+// spec cannot go on, done is true and r is its result: an unknown, or judge's on a publication
+// the broker did not confirm. The caller heals h.hold (healLeft) when it is set.
+func (s *S) publishHeld(c *targets.Consumer, judge func(check.BrokerFault) check.Result) (h heldEvent, r check.Result, done bool) {
+	if err := s.waitBrokerQuiet(c); err != nil {
+		return h, unknownf("%v", err), true
+	}
+	hold := s.Faults.Sink.HoldFault()
+	if err := s.inject(hold); err != nil {
+		return h, unknownf("%v", err), true
+	}
+	h.hold, h.ev = hold, s.NewEvent(c)
+	h.f = check.BrokerFault{Events: []check.BrokerEvent{{Publish: h.ev.Deliver(Delivery{})}}}
+	if !allPublished(h.f.Events[0].Publish) {
+		return h, judge(h.f), true
+	}
+	if err := s.waitHeldEvent(h.ev); err != nil {
+		return h, unknownf("the consumer never called its downstream for event %s: %v", h.ev.ID, err), true
+	}
+	return h, check.Result{}, false
+}
+
 // settledOnceGone tells, on RabbitMQ, which does not count unacknowledged messages while
 // consumers are attached, whether the broker holds nothing of c's messages: it kills every
 // instance again, asks once the broker counts no consumer (a dead consumer's unacknowledged

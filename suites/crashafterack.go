@@ -44,22 +44,14 @@ delivered that never takes effect is a dropped event.`,
 // consumer is in the middle of its effect, asks the broker what it holds, restarts, releases,
 // and waits for the effect as long as a takeover of the dead delivery's claim may take.
 func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
-	if err := s.waitBrokerQuiet(c); err != nil {
-		return unknownf("%v", err)
+	h, r, done := s.publishHeld(c, check.CrashAfterAck)
+	if h.hold != nil {
+		defer s.healLeft(h.hold)
 	}
-	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
-		return unknownf("%v", err)
+	if done {
+		return r
 	}
-	defer s.healLeft(hold)
-	ev := s.NewEvent(c)
-	f := check.BrokerFault{Events: []check.BrokerEvent{{Publish: ev.Deliver(Delivery{})}}}
-	if !allPublished(f.Events[0].Publish) {
-		return check.CrashAfterAck(f)
-	}
-	if err := s.waitHeldEvent(ev); err != nil {
-		return unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
-	}
+	ev, f, hold := h.ev, h.f, h.hold
 	kills := s.killAll()
 	defer s.healLeft(kills...)
 	if err := s.injectAll(kills); err != nil {

@@ -48,8 +48,7 @@ type deliveryPlan struct {
 	events []*Event // every event, in creation order
 	born   map[string]time.Time
 	late   []*Event
-	items  map[uint64]*deliveryItem
-	nextID uint64
+	table  hitTable[deliveryItem]
 	counts [4]int
 }
 
@@ -63,7 +62,7 @@ type deliveryItem struct {
 
 func newDeliveryPlan(s *S, c *targets.Consumer) *deliveryPlan {
 	p := &deliveryPlan{s: s, c: c, retry: s.Settings.LoadRetryFraction, pairs: true,
-		rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xde11)), born: map[string]time.Time{}, items: map[uint64]*deliveryItem{}}
+		rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xde11)), born: map[string]time.Time{}}
 	if c.Transport == targets.TransportNATS {
 		p.spacing, p.pairs = brokerDuplicatesWindow+100*time.Millisecond, false
 	}
@@ -75,7 +74,7 @@ func newDeliveryPlan(s *S, c *targets.Consumer) *deliveryPlan {
 func (p *deliveryPlan) targeter() vegeta.Targeter {
 	return func(t *vegeta.Target) error {
 		it := p.choose()
-		id := p.store(it)
+		id := p.table.put(it)
 		t.Method, t.URL = http.MethodPost, p.s.Target.Instances[it.ins].URL.String()
 		t.Header = http.Header{loadItemHeader: {strconv.FormatUint(id, 10)}}
 		return nil
@@ -159,27 +158,6 @@ func (p *deliveryPlan) event(prev *Event) *Event {
 	return ev
 }
 
-func (p *deliveryPlan) store(it *deliveryItem) uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.nextID++
-	p.items[p.nextID] = it
-	return p.nextID
-}
-
-// take removes and returns the item of a hit (nil when unknown).
-func (p *deliveryPlan) take(id string) *deliveryItem {
-	n, err := strconv.ParseUint(id, 10, 64)
-	if err != nil {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	it := p.items[n]
-	delete(p.items, n)
-	return it
-}
-
 // takeLate removes and returns the held-back versions not delivered yet.
 func (p *deliveryPlan) takeLate() []*Event {
 	p.mu.Lock()
@@ -213,7 +191,7 @@ func (t *deliveryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	it := t.plan.take(req.Header.Get(loadItemHeader))
+	it := t.plan.table.take(req.Header.Get(loadItemHeader))
 	if it == nil {
 		return nil, errors.New("retrysafe delivery-load: a hit without a plan item")
 	}

@@ -185,7 +185,7 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	it := t.plan.take(req.Header.Get(loadItemHeader))
+	it := t.plan.table.take(req.Header.Get(loadItemHeader))
 	if it == nil {
 		return nil, errors.New("retrysafe load: a hit without a plan item")
 	}

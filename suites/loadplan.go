@@ -39,8 +39,7 @@ type loadPlan struct {
 	rng    *rand.Rand
 	ops    []*Op
 	born   []time.Time // when each of ops was first sent
-	items  map[uint64]*loadItem
-	nextID uint64
+	table  hitTable[loadItem]
 	counts [3]int // hits by kind
 }
 
@@ -59,7 +58,7 @@ type loadItem struct {
 func newLoadPlan(s *S, retry float64) *loadPlan {
 	e := s.Env
 	p := &loadPlan{
-		s: s, retry: retry, items: map[uint64]*loadItem{},
+		s: s, retry: retry,
 		rng: rand.New(rand.NewPCG(uint64(e.Settings.Seed), 0x10ad)),
 	}
 	if r := e.Target.Retention; r > 0 {
@@ -84,7 +83,7 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 				return fmt.Errorf("load: %w", err)
 			}
 		}
-		id := p.store(it)
+		id := p.table.put(it)
 		// Vegeta paces, counts and times the hit; what goes over the wire is the item's
 		// request, sent by the transport. Vegeta's own request only carries the item's id.
 		t.Method, t.URL = req.Method, req.URL.String()
@@ -145,27 +144,6 @@ func (p *loadPlan) newOp() *Op {
 		op.Tenant = ts[p.rng.IntN(len(ts))]
 	}
 	return op
-}
-
-func (p *loadPlan) store(it *loadItem) uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.nextID++
-	p.items[p.nextID] = it
-	return p.nextID
-}
-
-// take removes and returns the item of a hit (nil when unknown).
-func (p *loadPlan) take(id string) *loadItem {
-	n, err := strconv.ParseUint(id, 10, 64)
-	if err != nil {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	it := p.items[n]
-	delete(p.items, n)
-	return it
 }
 
 // operations returns every operation the plan started.

@@ -29,22 +29,14 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 	if skip := brokerFaultSkip(s.Env, c, needLink, needSink); skip != "" {
 		return check.Skipf("%s", skip)
 	}
-	if err := s.waitBrokerQuiet(c); err != nil {
-		return unknownf("%v", err)
+	h, r, done := s.publishHeld(c, check.BrokerLostAck)
+	if h.hold != nil {
+		defer s.healLeft(h.hold)
 	}
-	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
-		return unknownf("%v", err)
+	if done {
+		return r
 	}
-	defer s.healLeft(hold)
-	ev := s.NewEvent(c)
-	f := check.BrokerFault{Events: []check.BrokerEvent{{Publish: ev.Deliver(Delivery{})}}}
-	if !allPublished(f.Events[0].Publish) {
-		return check.BrokerLostAck(f)
-	}
-	if err := s.waitHeldEvent(ev); err != nil {
-		return unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
-	}
+	ev, f, hold := h.ev, h.f, h.hold
 	cut := s.cutBrokerLink(c)
 	defer s.healLeft(cut)
 	if err := s.inject(cut); err != nil {
