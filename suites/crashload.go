@@ -2,15 +2,17 @@ package suites
 
 import (
 	"context"
-	"github.com/retrysafe/retrysafe/faults"
-	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/targets"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // crash-under-load (Jepsen-style): concurrent operations with retries run while the harness,
@@ -72,6 +74,7 @@ type crashRun struct {
 	inflight map[string]int       // key -> attempts in flight
 	since    map[string]time.Time // key -> when its oldest attempt in flight started
 	stop     atomic.Bool
+	kills    int // SIGKILLs the nemesis injected
 }
 
 // crashUnderLoad runs the load, the nemesis and the completion, and checks the history.
@@ -113,8 +116,8 @@ func (s *S) crashUnderLoad() check.Result {
 	for _, lo := range cr.ops {
 		counts[lo.op.Key] = lo.op.countQuiet()
 	}
-
-	s.notef("%d operations, %d kills, schedule seed %d", len(cr.ops), crashKills, s.Settings.Seed)
+	s.notef("%d operations, %d kills, schedule seed %d", len(cr.ops), cr.kills, s.Settings.Seed)
+	s.figure(map[string]string{"kills": strconv.Itoa(cr.kills), "operations": strconv.Itoa(len(cr.ops))})
 	return check.CrashUnderLoad(check.CrashLoad{
 		Attempts: s.History.After(from), Counts: counts, Events: s.History.Events(),
 		LockTimeout: s.Target.LockTimeout, Retention: s.Target.Retention, CheckedAt: time.Now(),
@@ -220,6 +223,7 @@ func (cr *crashRun) nemesis() error {
 		if err := s.inject(kill); err != nil {
 			return err
 		}
+		cr.kills++
 		s.notef("kill %d at %s with %d operations in flight: %s", k, time.Now().Format("15:04:05.000"), len(keys),
 			strings.Join(firstN(keys, 8), ", "))
 		if k == crashKills/2+1 {
