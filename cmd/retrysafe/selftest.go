@@ -67,8 +67,8 @@ of 'retrysafe serve'.`,
 				}
 			}
 			fmt.Fprintf(out, "self-test took %s\n", time.Since(started).Round(time.Second))
-			if !res.OK() {
-				return &exitError{exitViolation, fmt.Errorf("self-test failed: the correct API failed a property or a mutant survived")}
+			if problems := res.Problems(); len(problems) > 0 {
+				return &exitError{exitViolation, fmt.Errorf("self-test failed: %s", strings.Join(problems, "; "))}
 			}
 			return nil
 		},

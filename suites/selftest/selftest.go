@@ -16,6 +16,7 @@ import (
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
@@ -62,6 +63,10 @@ type Cell struct {
 type Result struct {
 	Correct []Correct `json:"correct"`
 	Cells   []Cell    `json:"cells"`
+	// LeftOnBrokers is what the consumer rows left on RabbitMQ and JetStream (queues,
+	// exchanges, streams under the self-test's names): a failure when not empty. Nil when the
+	// brokers were not compared (no consumer rows, or they cannot be listed here).
+	LeftOnBrokers *broker.Inventory `json:"left_on_brokers,omitempty"`
 }
 
 // Options configure a self-test.
@@ -103,20 +108,34 @@ func (o *Options) defaults() {
 	}
 }
 
-// OK reports whether the self-test passed: the correct API passes everywhere and every
-// required cell that is not pending or n-a is killed.
-func (r *Result) OK() bool {
+// OK reports whether the self-test passed: the correct API and consumer pass everywhere,
+// every required cell is killed and the consumer rows left nothing on the brokers.
+func (r *Result) OK() bool { return len(r.Problems()) == 0 }
+
+// Problems says why the self-test failed, one sentence per reason (none when it passed).
+func (r *Result) Problems() []string {
+	var out []string
+	failed, survived := 0, 0
 	for _, c := range r.Correct {
 		if c.Result == "fail" {
-			return false
+			failed++
 		}
 	}
 	for _, c := range r.Cells {
 		if c.Required && c.Result == Survived {
-			return false
+			survived++
 		}
 	}
-	return true
+	if failed > 0 {
+		out = append(out, fmt.Sprintf("the correct reference failed %d property runs", failed))
+	}
+	if survived > 0 {
+		out = append(out, fmt.Sprintf("%d required mutant cells survived", survived))
+	}
+	if r.LeftOnBrokers != nil && !r.LeftOnBrokers.Empty() {
+		out = append(out, "the consumer rows left "+r.LeftOnBrokers.String()+" on the brokers")
+	}
+	return out
 }
 
 // Run runs the self-test.
@@ -158,6 +177,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.NoConsumers {
 		return res, nil
 	}
+	defer compareBrokers(ctx, opts.Progress, res)()
 	for _, tr := range consumerTransports {
 		for _, store := range opts.Stores {
 			if err := ctx.Err(); err != nil {
@@ -355,4 +375,33 @@ func loadTarget(doc []byte, urls []string, shared bool, retention, lock time.Dur
 	}
 	t.SharedStore = shared
 	return t, nil
+}
+
+// leftPrefix starts the names of every broker topology the consumer rows create
+// (ManagedConsumer's topologyNames).
+var leftPrefix = broker.DefaultNamePrefix + "-run-"
+
+// compareBrokers lists the brokers before the consumer rows; the function it returns lists them
+// again and records in res what the rows left behind under their names. Where the brokers
+// cannot be listed (rabbitmqctl out of reach), it says so and compares nothing.
+func compareBrokers(ctx context.Context, progress io.Writer, res *Result) func() {
+	before, err := broker.TakeInventory(ctx)
+	if err != nil {
+		fmt.Fprintf(progress, "  brokers: cannot list them (%v): what the consumer rows leave on them is not checked\n", err)
+		return func() {}
+	}
+	return func() {
+		after, err := broker.TakeInventory(context.WithoutCancel(ctx))
+		if err != nil {
+			fmt.Fprintf(progress, "  brokers: cannot list them after the consumer rows: %v\n", err)
+			return
+		}
+		left := after.Since(before).WithPrefix(leftPrefix)
+		res.LeftOnBrokers = &left
+		if left.Empty() {
+			fmt.Fprintf(progress, "  brokers: nothing left behind (RabbitMQ queues and exchanges, JetStream streams compared before and after)\n")
+		} else {
+			fmt.Fprintf(progress, "  brokers: the consumer rows left %s\n", left)
+		}
+	}
 }
