@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # Passes every test of retrysafe on a fresh machine: checks the services the tests need
-# (PostgreSQL, Redis, MariaDB), starting them when installed but stopped, then runs gofmt,
-# go vet, go test -race and the self-test of the properties against the reference API.
+# (PostgreSQL, Redis, MariaDB, RabbitMQ, NATS with JetStream), starting them when installed but
+# stopped, then runs gofmt, go vet, go test -race, the self-test of the properties against the
+# reference API and consumer, the fuzz targets and the README's run commands. Each stage prints
+# how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '==> %s\n' "$*"; }
+
+# stage NAME CMD...: runs one stage and prints its time.
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  say "$name"
+  "$@"
+  printf '    %s took %ds (total %ds)\n' "$name" $((SECONDS - start)) "$SECONDS"
+}
 die() { printf 'ci/test.sh: %s\n' "$*" >&2; exit 1; }
 
 # answers HOST PORT: true when something accepts TCP connections there.
@@ -43,33 +54,47 @@ ensure_mariadb() {
   wait_for MariaDB 3306
 }
 
+ensure_rabbitmq() {
+  answers 127.0.0.1 5672 && return 0
+  say "RabbitMQ is not answering on 127.0.0.1:5672; starting it (this can take a minute)"
+  command -v rabbitmq-server >/dev/null || die "RabbitMQ is needed (127.0.0.1:5672, guest/guest) but rabbitmq-server is not installed"
+  rabbitmq-server -detached || die "could not start RabbitMQ"
+  for _ in $(seq 180); do answers 127.0.0.1 5672 && return 0; sleep 0.5; done
+  die "RabbitMQ did not come up on 127.0.0.1:5672 within 90 s"
+}
+
+ensure_nats() {
+  answers 127.0.0.1 4222 && return 0
+  say "NATS is not answering on 127.0.0.1:4222; starting it with JetStream"
+  [ -x /usr/sbin/nats-server ] || die "NATS with JetStream is needed (127.0.0.1:4222) but /usr/sbin/nats-server is not installed"
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server ||
+    die "could not start NATS"
+  wait_for NATS 4222
+}
+
 command -v go >/dev/null || die "Go 1.26 is needed on PATH"
 ensure_postgres
 ensure_redis
 ensure_mariadb
+ensure_rabbitmq
+ensure_nats
 
-say "go mod download"
-go mod download
+stage "go mod download" go mod download
 
-say "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-[ -z "$unformatted" ] || die "not gofmt-formatted: $unformatted"
-
-say "go vet"
-go vet ./...
-
-say "chromium (for the HTML report's browser test)"
-./ci/ensure-chromium.sh
-
-say "go test -race"
-go test -race -count=1 -timeout 15m ./...
-
-say "retrysafe selftest (the properties against the reference API and its mutants)"
-go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
-
-say "fuzz targets, about 10 s each"
-./ci/fuzz.sh 10s
-
-say "retrysafe run (the README's first command)"
-go run ./cmd/retrysafe run --report-dir retrysafe-report/run
-say "all tests passed"
+gofmt_check() {
+  local unformatted
+  unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+  [ -z "$unformatted" ] || die "not gofmt-formatted: $unformatted"
+}
+stage "gofmt" gofmt_check
+stage "go vet" go vet ./...
+stage "chromium (for the HTML report's browser test)" ./ci/ensure-chromium.sh
+stage "go test -race" go test -race -count=1 -timeout 15m ./...
+stage "retrysafe selftest (the properties against the reference API, consumer and their mutants)" \
+  go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
+stage "fuzz targets, about 10 s each" ./ci/fuzz.sh 10s
+stage "retrysafe run (the README's first command)" go run ./cmd/retrysafe run --report-dir retrysafe-report/run
+for transport in webhook amqp nats; do
+  stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
+done
+say "all tests passed in ${SECONDS}s"
