@@ -36,6 +36,20 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// settledState reads the durable consumer's counts until nothing is pending or waitLimit passes,
+// and returns the last it read.
+func settledState(t *testing.T, topo *broker.JetStreamTopology) (broker.ConsumerState, error) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		s, err := topo.ConsumerState(testContext(t))
+		if (err == nil && s.Pending == 0 && s.AckPending == 0) || time.Now().After(deadline) {
+			return s, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func runName(t *testing.T) string {
 	return broker.UniqueName("test-" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()))
 }
