@@ -44,6 +44,9 @@ type TimelineEvent struct {
 	Kind string
 	// Label says what happened, e.g. "kill instance 2" or "POST /v1/orders 201".
 	Label string
+	// Injected marks a fault the run injected (not its heal, nor what the run only observed),
+	// for the count of injected faults.
+	Injected bool
 }
 
 // ErrNetworkReference is returned by RenderHTML for a LoadPlotHTML fragment
@@ -239,7 +242,7 @@ func newTimeline(events []TimelineEvent) *timeline {
 		at := e.Time.Sub(t0)
 		if fault {
 			tl.Faults++
-			if strings.HasPrefix(e.Label, "inject ") {
+			if e.Injected {
 				tl.Injected++
 			}
 			tl.FaultList = append(tl.FaultList, tlFault{fmtOffset(at), e.Label})

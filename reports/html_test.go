@@ -25,11 +25,11 @@ func renderHTML(t *testing.T, r *Run, extras *HTMLExtras) string {
 func sampleTimeline(start time.Time) []TimelineEvent {
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	return []TimelineEvent{
-		{at(2000), TimelineRequest, "POST /v1/orders 201"},
-		{at(0), TimelineRequest, "POST /v1/orders 201"},
-		{at(500), TimelineFault, "inject kill (instance 2) <SIGKILL>"},
-		{at(1000), TimelineRequest, "POST /v1/orders (no response)"},
-		{at(1500), TimelineFault, "heal kill (instance 2)"},
+		{at(2000), TimelineRequest, "POST /v1/orders 201", false},
+		{at(0), TimelineRequest, "POST /v1/orders 201", false},
+		{at(500), TimelineFault, "inject kill (instance 2) <SIGKILL>", true},
+		{at(1000), TimelineRequest, "POST /v1/orders (no response)", false},
+		{at(1500), TimelineFault, "heal kill (instance 2)", false},
 	}
 }
 
@@ -205,7 +205,7 @@ func TestHTMLTimelineSharesColumns(t *testing.T) {
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	var events []TimelineEvent
 	for i := range 10000 {
-		events = append(events, TimelineEvent{start.Add(time.Duration(i) * time.Millisecond), TimelineRequest, "POST"})
+		events = append(events, TimelineEvent{start.Add(time.Duration(i) * time.Millisecond), TimelineRequest, "POST", false})
 	}
 	tl := newTimeline(events)
 	if tl.Requests != 10000 || len(tl.Marks) > tl.PlotW+1 {

@@ -124,6 +124,18 @@ func (s *S) heldOnceGone(c *targets.Consumer) (brokerHeld, error) {
 	}
 }
 
+// recordHeld asks the broker, once the consumers are gone, what it holds of c's messages, and
+// records it in f (and in the evidence, with when: "after the kill").
+func (s *S) recordHeld(c *targets.Consumer, f *check.BrokerFault, when string) {
+	held, err := s.heldOnceGone(c)
+	f.Held = held.Total()
+	if err != nil {
+		f.HeldErr = err.Error()
+	} else {
+		s.notef("%s %s: %s", brokerTarget(c), when, held)
+	}
+}
+
 // heldEvent is one event published to a queue consumer whose downstream the harness holds:
 // the consumer is in the middle of its effect once publishHeld returns.
 type heldEvent struct {
@@ -342,25 +354,6 @@ func brokerFaultSkip(e *Env, c *targets.Consumer, needs ...brokerNeed) string {
 	}
 	return ""
 }
-
-// settleAll returns the events' effects once they can be counted: after each took effect (or
-// brokerSettle passed), and a moment more, in which a duplicate effect would have come.
-func (s *S) settleAll(evs []*Event) []check.Count {
-	counts := make([]check.Count, len(evs))
-	for i, ev := range evs {
-		counts[i] = ev.waitEffects(1, brokerSettle)
-	}
-	s.sleepUntil(time.Now().Add(duplicateGrace))
-	for i, ev := range evs {
-		if counts[i].Err == "" && counts[i].N > 0 {
-			counts[i] = ev.Effects()
-		}
-	}
-	return counts
-}
-
-// duplicateGrace is how long after an event's first effect a duplicate is waited for.
-const duplicateGrace = 300 * time.Millisecond
 
 // waitHeldEvent waits until the sink holds the downstream call of ev: its consumer is in the
 // middle of its effect.

@@ -50,7 +50,7 @@ holds the event, and the event MUST still take effect exactly once.`,
 				if c.Transport == targets.TransportWebhook && !allSucceeded(burst) {
 					again = ev.redeliver(consumerLockWait(c), k) // what was not acknowledged comes again
 				}
-				return check.ConcurrentRedelivery(burst, again, s.settle(ev, 1))
+				return check.ConcurrentRedelivery(burst, again, s.settle(ev))
 			})
 		})
 	}

@@ -46,5 +46,5 @@ func (s *S) concurrentNATS(c *targets.Consumer) check.Result {
 	if err := s.heal(f); err != nil {
 		return unknownf("%v", err)
 	}
-	return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev, 1))
+	return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
 }

@@ -192,16 +192,7 @@ func runQueueConsumer(t *testing.T, c *consumer.Consumer, opts queue.Options) {
 	opts.Ready = sync.OnceFunc(func() { close(ready) })
 	errc := make(chan error, 1)
 	go func() {
-		errc <- queue.Run(ctx, opts, func(ctx context.Context, m queue.Message) queue.Decision {
-			out := c.Deliver(ctx, consumer.Delivery{ID: m.ID, Body: m.Body})
-			switch {
-			case out.Ack():
-				return queue.Ack
-			case out.Retry():
-				return queue.Retry
-			}
-			return queue.Drop
-		})
+		errc <- queue.Run(ctx, opts, c.QueueHandler())
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -352,11 +343,6 @@ func freeAddr(t *testing.T) string {
 }
 
 func TestRedeliveryProperty(t *testing.T) {
-	if v, why := runProperty(t, consumerHarness(t, consumer.MutantNone, webhookTarget), "redelivery"); v != reports.Pass {
-		t.Errorf("the correct consumer: %s: %s", v, why)
-	}
-	v, why := runProperty(t, consumerHarness(t, consumer.MutantNoDedupe, webhookTarget), "redelivery")
-	if v != reports.Fail || !strings.Contains(why, "duplicate-record") {
-		t.Errorf("no-dedupe: %s: %s; want a duplicate-record failure", v, why)
-	}
+	expectCaught(t, "redelivery", consumerHarness(t, consumer.MutantNone, webhookTarget),
+		consumerHarness(t, consumer.MutantNoDedupe, webhookTarget), reports.KindDuplicateRecord)
 }

@@ -57,13 +57,7 @@ func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
 	if err := s.injectAll(kills); err != nil {
 		return unknownf("%v", err)
 	}
-	held, err := s.heldOnceGone(c)
-	f.Held = held.Total()
-	if err != nil {
-		f.HeldErr = err.Error()
-	} else {
-		s.notef("%s after the kill: %s", brokerTarget(c), held)
-	}
+	s.recordHeld(c, &f, "after the kill")
 	if err := s.healAll(kills); err != nil {
 		return unknownf("cannot restart the consumer: %v", err)
 	}
@@ -75,7 +69,7 @@ func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
 	if after := ev.waitEffects(1, c.LockTimeout+crashMargin); after.Err != "" || after.N == 0 {
 		f.Events[0].After = after
 	} else {
-		f.Events[0].After = s.settleAll([]*Event{ev})[0]
+		f.Events[0].After = s.settle(ev)
 	}
 	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", brokerSettle)
 	if after := f.Events[0].After; !f.Settled && after.Err == "" && after.N == 0 {

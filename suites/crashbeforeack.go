@@ -87,13 +87,7 @@ func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 	}
 	s.notef("every instance killed %v after the first publication, their acks dropped on the way",
 		time.Since(start).Round(time.Millisecond))
-	held, err := s.heldOnceGone(c)
-	f.Held = held.Total()
-	if err != nil {
-		f.HeldErr = err.Error()
-	} else {
-		s.notef("%s after the kill: %s", brokerTarget(c), held)
-	}
+	s.recordHeld(c, &f, "after the kill")
 	if err := s.heal(silence); err != nil {
 		return unknownf("%v", err)
 	}

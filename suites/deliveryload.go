@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // delivery-load: a stream of events over many objects driven by Vegeta, with duplicates
@@ -93,13 +91,7 @@ func (s *S) deliveryAttack(run *deliveryRun, rate int, d time.Duration) {
 	}})
 	defer stop()
 	hc := &http.Client{Transport: &deliveryTransport{plan: run.plan}}
-	w := uint64(s.Settings.LoadWorkers)
-	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
-	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
-	started := time.Now()
-	for range atk.Attack(run.plan.targeter(), vegeta.Rate{Freq: rate, Per: time.Second}, d, "retrysafe-delivery-load") {
-	}
-	run.attack = time.Since(started)
+	run.attack = s.vegetaAttack(hc, run.plan.targeter(), rate, d, "retrysafe-delivery-load")
 }
 
 // deliveryAwaitLimit bounds the wait for a queue consumer to apply a delivery load.
@@ -178,7 +170,7 @@ func (s *S) awaitDeliveries(events []*Event) {
 		var mu sync.Mutex
 		var still []*Event
 		s.forEachEvent(waiting, func(ev *Event) {
-			if n, err := s.observeEvent(ev.C.Effects, ev, "effects"); err != nil || n == 0 {
+			if n, err := ev.observe(ev.C.Effects, "effects"); err != nil || n == 0 {
 				mu.Lock()
 				still = append(still, ev)
 				mu.Unlock()
@@ -190,15 +182,7 @@ func (s *S) awaitDeliveries(events []*Event) {
 		waiting = still
 		s.sleepUntil(time.Now().Add(100 * time.Millisecond))
 	}
-	s.sleepUntil(time.Now().Add(300 * time.Millisecond))
-}
-
-// observeEvent asks a consumer's observer about an event (without noting the count in the
-// evidence: a load has hundreds).
-func (s *S) observeEvent(obs *targets.Observer, ev *Event, what string) (int, error) {
-	ctx, cancel := s.attemptCtx(2)
-	defer cancel()
-	return s.Target.Observe(ctx, obs, ev.vars(), s.observer, "consumer "+ev.C.Name+" "+what)
+	s.sleepUntil(time.Now().Add(duplicateGrace))
 }
 
 // countDeliveries counts every delivered event's effects and, with a state observer, every
@@ -207,7 +191,7 @@ func (s *S) countDeliveries(run *deliveryRun, events, heads []*Event) (effects, 
 	effects, states = map[string]int{}, map[string]int{}
 	var mu sync.Mutex
 	count := func(obs *targets.Observer, ev *Event, what, key string, into map[string]int) {
-		n, err := s.observeEvent(obs, ev, what)
+		n, err := ev.observe(obs, what)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {

@@ -1,10 +1,7 @@
 package suites
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -147,10 +144,7 @@ func (p *deliveryPlan) fresh() *Event {
 // event makes an event: the version after prev of its object, or a new object's first. Unlike
 // NewEvent it does not add the id to the spec's evidence: a load has hundreds. p.mu is held.
 func (p *deliveryPlan) event(prev *Event) *Event {
-	s := p.s
-	n := s.next()
-	ev := &Event{s: s, C: p.c, ID: s.eventID(n), Ref: fmt.Sprintf("rs-%s-%04d", s.Settings.RunID, n),
-		Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n), Version: 1, Time: time.Now().UTC()}
+	ev := p.s.newEvent(p.c)
 	if prev != nil {
 		ev.Object, ev.Version, ev.Time = prev.Object, prev.Version+1, prev.Time.Add(time.Second)
 	}
@@ -208,7 +202,5 @@ func (t *deliveryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if status == 0 { // a publication the broker confirmed
 		status = http.StatusOK
 	}
-	return &http.Response{Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(a.RespBody)),
-		ContentLength: int64(len(a.RespBody)), Request: req}, nil
+	return hitResponse(req, status, http.Header{}, a.RespBody), nil
 }

@@ -29,7 +29,7 @@ MUST each take effect exactly once: a consumer deduplicates on the event id, nev
 				second := first.Twin()
 				a1 := first.Deliver(Delivery{Instance: 0})
 				a2 := second.Deliver(Delivery{Instance: 1})
-				return check.DistinctEvents(a1, a2, s.settle(first, 1), s.settle(second, 1))
+				return check.DistinctEvents(a1, a2, s.settle(first), s.settle(second))
 			})
 		})
 	}

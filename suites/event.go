@@ -33,12 +33,16 @@ type Event struct {
 
 // NewEvent returns a fresh event (a new id) about a fresh object, at version 1.
 func (s *S) NewEvent(c *targets.Consumer) *Event {
-	n := s.next()
-	ev := &Event{s: s, C: c, Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n), Version: 1, Time: time.Now().UTC()}
-	ev.ID = s.eventID(n)
-	ev.Ref = fmt.Sprintf("rs-%s-%04d", s.Settings.RunID, n)
+	ev := s.newEvent(c)
 	s.noteKey(ev.ID)
 	return ev
+}
+
+// newEvent is NewEvent without a note in the spec's evidence (for loads of hundreds).
+func (s *S) newEvent(c *targets.Consumer) *Event {
+	n := s.next()
+	return &Event{s: s, C: c, ID: s.eventID(n), Ref: s.ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
+		Version: 1, Time: time.Now().UTC()}
 }
 
 // eventID is the run's n-th event id, from the run's key prefix (--key reproduces them).
@@ -209,15 +213,9 @@ func (ev *Event) failed(err error) history.Attempt {
 // Effects counts the effects the event left, through the consumer's effects observer.
 func (ev *Event) Effects() check.Count {
 	c := check.Count{Op: ev.C.Name, Ref: ev.ID, Key: ev.ID, Taken: true}
-	ctx, cancel := ev.s.attemptCtx(2)
-	defer cancel()
-	n, err := ev.s.Target.Observe(ctx, ev.C.Effects, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" effects")
-	c.N = n
-	if err != nil {
-		c.Err = ev.s.History.Redactor().String(err.Error())
-		ev.s.notef("effects(%s, event %s): %s", ev.C.Name, ev.ID, c.Err)
-	} else {
-		ev.s.noteCount(fmt.Sprintf("effects(%s, event %s)", ev.C.Name, ev.ID), n)
+	name := fmt.Sprintf("effects(%s, event %s)", ev.C.Name, ev.ID)
+	if c.N, c.Err = ev.observeNoted(ev.C.Effects, "effects", name); c.Err != "" {
+		ev.s.notef("%s: %s", name, c.Err)
 	}
 	return c
 }
@@ -230,16 +228,27 @@ func (ev *Event) State() check.Count {
 		return c
 	}
 	c.Taken = true
+	c.N, c.Err = ev.observeNoted(ev.C.State, "state", fmt.Sprintf("state(%s, object %s)", ev.C.Name, ev.Object))
+	return c
+}
+
+// observeNoted asks a consumer's observer about the event and notes the count as name in the
+// evidence; the error comes back redacted.
+func (ev *Event) observeNoted(obs *targets.Observer, what, name string) (int, string) {
+	n, err := ev.observe(obs, what)
+	if err != nil {
+		return n, ev.s.History.Redactor().String(err.Error())
+	}
+	ev.s.noteCount(name, n)
+	return n, ""
+}
+
+// observe asks a consumer's observer (what: "effects", "state") about the event, without a note
+// in the evidence (a load asks about hundreds).
+func (ev *Event) observe(obs *targets.Observer, what string) (int, error) {
 	ctx, cancel := ev.s.attemptCtx(2)
 	defer cancel()
-	n, err := ev.s.Target.Observe(ctx, ev.C.State, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" state")
-	c.N = n
-	if err != nil {
-		c.Err = ev.s.History.Redactor().String(err.Error())
-	} else {
-		ev.s.noteCount(fmt.Sprintf("state(%s, object %s)", ev.C.Name, ev.Object), n)
-	}
-	return c
+	return ev.s.Target.Observe(ctx, obs, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" "+what)
 }
 
 // waitEffects polls the event's effects until there are at least want or d passed, and returns
@@ -253,6 +262,37 @@ func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
 		}
 		ev.s.sleepUntil(time.Now().Add(50 * time.Millisecond))
 	}
+}
+
+// brokerSettle is how long a queue consumer is given to apply what was published.
+const brokerSettle = 3 * time.Second
+
+// duplicateGrace is how long after an event's first effect a duplicate is waited for.
+const duplicateGrace = 300 * time.Millisecond
+
+// settle returns an event's effects once they can be counted: at once for a webhook (its 2xx
+// came after the effect), on a broker as settleAll does.
+func (s *S) settle(ev *Event) check.Count {
+	if ev.C.Transport == targets.TransportWebhook {
+		return ev.Effects()
+	}
+	return s.settleAll([]*Event{ev})[0]
+}
+
+// settleAll returns the events' effects once they can be counted on a broker: after each took
+// effect (or brokerSettle passed), and a moment more, in which a duplicate effect would have come.
+func (s *S) settleAll(evs []*Event) []check.Count {
+	counts := make([]check.Count, len(evs))
+	for i, ev := range evs {
+		counts[i] = ev.waitEffects(1, brokerSettle)
+	}
+	s.sleepUntil(time.Now().Add(duplicateGrace))
+	for i, ev := range evs {
+		if counts[i].Err == "" && counts[i].N > 0 {
+			counts[i] = ev.Effects()
+		}
+	}
+	return counts
 }
 
 // consumerLockWait is how long a consumer property redelivers an event that is not

@@ -53,7 +53,7 @@ exactly once: a failed attempt never marks the event as seen.`,
 				if c.Transport == targets.TransportWebhook && !succeeded(first) && failed > 0 {
 					again = ev.redeliver(consumerLockWait(c), 1)
 				}
-				return check.FailedThenRedelivered(first, failed, again, s.settle(ev, 1))
+				return check.FailedThenRedelivered(first, failed, again, s.settle(ev))
 			})
 		})
 	}

@@ -1,6 +1,9 @@
 package suites
 
 import (
+	"bytes"
+	"io"
+	"net/http"
 	"strconv"
 	"sync"
 )
@@ -37,4 +40,12 @@ func (h *hitTable[T]) take(id string) *T {
 	it := h.items[n]
 	delete(h.items, n)
 	return it
+}
+
+// hitResponse is the answer a plan's transport hands Vegeta for the attempt the harness sent
+// for a hit (Vegeta times and counts it).
+func hitResponse(req *http.Request, status int, hdr http.Header, body []byte) *http.Response {
+	return &http.Response{Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: hdr, Body: io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req}
 }

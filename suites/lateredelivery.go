@@ -46,14 +46,14 @@ longer).`,
 			return p.spec(text, func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				first := ev.Deliver(Delivery{Instance: 0})
-				firstEffects := s.settle(ev, 1)
+				firstEffects := s.settle(ev)
 				var late []check.LateDelivery
 				for i, d := range delays {
 					if !s.sleepUntil(first.Start.Add(d)) {
 						break
 					}
 					a := ev.Deliver(Delivery{Instance: i + 1})
-					late = append(late, check.LateDelivery{After: time.Since(first.Start), Delivery: a, Effects: s.settle(ev, 1)})
+					late = append(late, check.LateDelivery{After: time.Since(first.Start), Delivery: a, Effects: s.settle(ev)})
 				}
 				return check.LateRedelivery(first, firstEffects, late, r)
 			})

@@ -1,13 +1,10 @@
 package suites
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"github.com/retrysafe/retrysafe/suites/check"
-	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -142,9 +139,6 @@ func (s *S) attack(run *LoadRun, plan *loadPlan) (from int64) {
 		Transport:     &loadTransport{s: s, plan: plan},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	w := uint64(e.Settings.LoadWorkers)
-	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
-	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
 	targeter := plan.targeter()
 	var targetErr error
 	var once sync.Once
@@ -155,12 +149,21 @@ func (s *S) attack(run *LoadRun, plan *loadPlan) (from int64) {
 		}
 		return err
 	}
-	started := time.Now()
-	for range atk.Attack(tr, vegeta.Rate{Freq: run.Rate, Per: time.Second}, run.Duration, "retrysafe-load") {
-	}
-	run.Attack = time.Since(started)
+	run.Attack = s.vegetaAttack(hc, tr, run.Rate, run.Duration, "retrysafe-load")
 	run.Err = targetErr
 	return from
+}
+
+// vegetaAttack runs a Vegeta attack through hc at rate hits per second for d, with
+// Settings.LoadWorkers workers, stopped when the spec ends, and returns its wall time.
+func (s *S) vegetaAttack(hc *http.Client, tr vegeta.Targeter, rate int, d time.Duration, name string) time.Duration {
+	w := uint64(s.Settings.LoadWorkers)
+	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
+	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
+	started := time.Now()
+	for range atk.Attack(tr, vegeta.Rate{Freq: rate, Per: time.Second}, d, name) {
+	}
+	return time.Since(started)
 }
 
 // LoadCompactOptions is how the load property records its history: compactly, except the
@@ -199,12 +202,7 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)
 	}
-	return &http.Response{
-		Status:     strconv.Itoa(a.Status) + " " + http.StatusText(a.Status),
-		StatusCode: a.Status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: a.RespHeader, Body: io.NopCloser(bytes.NewReader(a.RespBody)),
-		ContentLength: int64(len(a.RespBody)), Request: req,
-	}, nil
+	return hitResponse(req, a.Status, a.RespHeader, a.RespBody), nil
 }
 
 // countLoad counts the records of every operation that has an observer, a few at a time,

@@ -139,7 +139,7 @@ func (p *loadPlan) newOp() *Op {
 	e := p.s
 	n := e.next()
 	def := e.Target.Operations[p.rng.IntN(len(e.Target.Operations))]
-	op := &Op{s: p.s, Def: def, Key: e.keyFor(def, n), Ref: fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n)}
+	op := &Op{s: p.s, Def: def, Key: e.keyFor(def, n), Ref: e.ref(n)}
 	if ts := e.Target.Tenants; len(ts) > 0 {
 		op.Tenant = ts[p.rng.IntN(len(ts))]
 	}

@@ -46,17 +46,11 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 		return unknownf("%v", err)
 	}
 	f.Events[0].Before = ev.waitEffects(1, brokerSettle)
-	held, err := s.heldOnceGone(c)
-	f.Held = held.Total()
-	if err != nil {
-		f.HeldErr = err.Error()
-	} else {
-		s.notef("%s with the link cut, after the effect: %s", brokerTarget(c), held)
-	}
+	s.recordHeld(c, &f, "with the link cut, after the effect")
 	if err := s.heal(cut); err != nil {
 		return unknownf("%v", err)
 	}
 	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", brokerRedelivery)
-	f.Events[0].After = s.settleAll([]*Event{ev})[0]
+	f.Events[0].After = s.settle(ev)
 	return check.BrokerLostAck(f)
 }

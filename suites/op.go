@@ -32,12 +32,15 @@ func (s *S) NewOp(def *targets.Operation) *Op {
 		s:      s,
 		Def:    def,
 		Key:    s.keyFor(def, n),
-		Ref:    fmt.Sprintf("rs-%s-%04d", s.Settings.RunID, n),
+		Ref:    s.ref(n),
 		Tenant: s.defaultTenant(),
 	}
 	s.noteKey(op.Key)
 	return op
 }
+
+// ref returns the run's n-th {{.Ref}}.
+func (e *Env) ref(n int64) string { return fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n) }
 
 // keyFor returns the run's n-th idempotency key in the format of def's keys (key.format).
 func (e *Env) keyFor(def *targets.Operation, n int64) string {

@@ -82,5 +82,5 @@ func (s *S) awaitVersions(evs []*Event) {
 	for _, ev := range evs {
 		ev.waitEffects(1, time.Until(deadline))
 	}
-	s.sleepUntil(time.Now().Add(300 * time.Millisecond))
+	s.sleepUntil(time.Now().Add(duplicateGrace))
 }

@@ -137,6 +137,15 @@ func (e *Env) Specs() []*Spec {
 // IsConsumer reports whether the property checks consumers (not an API's operations).
 func (p *Property) IsConsumer() bool { return len(p.Transports) > 0 }
 
+// TransportList names the property's consumer transports, e.g. "webhook, amqp".
+func (p *Property) TransportList() string {
+	names := make([]string, len(p.Transports))
+	for i, t := range p.Transports {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
 // targetSkip says why the property cannot apply to what the target file describes: an API
 // property on a file without operations, a consumer property without a consumer it checks.
 func (p *Property) targetSkip(e *Env) string {
@@ -147,11 +156,7 @@ func (p *Property) targetSkip(e *Env) string {
 		return ""
 	}
 	if len(e.consumers(p.Transports...)) == 0 {
-		names := make([]string, len(p.Transports))
-		for i, t := range p.Transports {
-			names[i] = string(t)
-		}
-		return "the target declares no consumer on " + strings.Join(names, ", ")
+		return "the target declares no consumer on " + p.TransportList()
 	}
 	return ""
 }

@@ -36,7 +36,7 @@ time and MUST take effect exactly once.`,
 					}
 					atts = append(atts, ev.Deliver(Delivery{Instance: i}))
 				}
-				return check.Redelivery(atts, s.settle(ev, 1))
+				return check.Redelivery(atts, s.settle(ev))
 			})
 		})
 	}
@@ -45,23 +45,6 @@ time and MUST take effect exactly once.`,
 
 // redeliveries is how many times the redelivery property delivers one event.
 const redeliveries = 3
-
-// brokerSettle is how long a queue consumer is given to apply what was published.
-const brokerSettle = 3 * time.Second
-
-// settle returns an event's effects once they can be counted: at once for a webhook (its 2xx
-// came after the effect), after waiting for at least want (and a moment for more) on a broker.
-func (s *S) settle(ev *Event, want int) check.Count {
-	if ev.C.Transport == targets.TransportWebhook {
-		return ev.Effects()
-	}
-	c := ev.waitEffects(want, brokerSettle)
-	s.sleepUntil(time.Now().Add(300 * time.Millisecond)) // a duplicate effect would come close behind
-	if c.Err == "" && c.N >= want {
-		return ev.Effects()
-	}
-	return c
-}
 
 // waitOutBrokerWindow waits until JetStream's own duplicates window has passed, so that a
 // message published again reaches the consumer (the broker's dedupe must not be what makes a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -125,7 +126,8 @@ func (h *Harness) htmlExtras(plot []byte) *reports.HTMLExtras {
 		if ev.Err != "" {
 			label += ": failed: " + ev.Err
 		}
-		x.Timeline = append(x.Timeline, reports.TimelineEvent{Time: ev.At, Kind: reports.TimelineFault, Label: label})
+		x.Timeline = append(x.Timeline, reports.TimelineEvent{Time: ev.At, Kind: reports.TimelineFault, Label: label,
+			Injected: ev.Action == string(faults.ActionInject)})
 	}
 	if len(x.Timeline) == 0 {
 		return x // no faults: a request lane alone says nothing

@@ -48,6 +48,21 @@ func sentHeaders(t *testing.T, tg *Target, tn *Tenant, got <-chan http.Header) h
 	return <-got
 }
 
+// wantSent checks that h carries each header of want with its value, and none of absent.
+func wantSent(t *testing.T, h http.Header, want map[string]string, absent []string) {
+	t.Helper()
+	for name, want := range want {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s sent as %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range absent {
+		if v, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			t.Errorf("%s sent as %q, want it absent", name, v)
+		}
+	}
+}
+
 func TestAuthParse(t *testing.T) {
 	cases := []struct {
 		name, src   string
@@ -139,14 +154,7 @@ func TestAuthProblems(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			src := "instances: [http://127.0.0.1:1]\noperations:\n  - name: op\n    path: /v1/orders\n    body: '{}'\n" + c.src
 			_, probs := parseString(src, nil)
-			if len(probs) != len(c.want) {
-				t.Fatalf("got problems:\n  %s\nwant %d:\n  %s", strings.Join(probs, "\n  "), len(c.want), strings.Join(c.want, "\n  "))
-			}
-			for i, w := range c.want {
-				if !strings.HasPrefix(probs[i], w) {
-					t.Errorf("problem %d\n got: %s\nwant: %s", i, probs[i], w)
-				}
-			}
+			wantProblems(t, probs, c.want)
 		})
 	}
 }
@@ -259,16 +267,7 @@ func TestWithoutCredentialsSendsIdentityAlone(t *testing.T) {
 				t.Errorf("WithoutCredentials() = %+v (order %v), want anonymous with the identity headers %v alone", bare, bare.order, tn.Identity)
 			}
 			h := sentHeaders(t, tg, bare, got)
-			for name, want := range c.want {
-				if got := h.Get(name); got != want {
-					t.Errorf("%s sent as %q, want %q", name, got, want)
-				}
-			}
-			for _, name := range c.absent {
-				if v, ok := h[http.CanonicalHeaderKey(name)]; ok {
-					t.Errorf("%s sent as %q, want it absent", name, v)
-				}
-			}
+			wantSent(t, h, c.want, c.absent)
 			if len(tn.Credentials()) == 0 && len(c.absent) > 0 {
 				t.Errorf("the tenant itself lost its credentials")
 			}
@@ -301,16 +300,7 @@ func TestUnknownCaller(t *testing.T) {
 				t.Errorf("UnknownCaller = %q with order %v, identity %v; want unknown, %v, [X-Tenant]", bad.Name, bad.order, bad.Identity, c.order)
 			}
 			h := sentHeaders(t, tg, bad, got)
-			for name, want := range c.want {
-				if got := h.Get(name); got != want {
-					t.Errorf("%s sent as %q, want %q", name, got, want)
-				}
-			}
-			for _, name := range c.absent {
-				if v, ok := h[http.CanonicalHeaderKey(name)]; ok {
-					t.Errorf("%s sent as %q, want it absent", name, v)
-				}
-			}
+			wantSent(t, h, c.want, c.absent)
 			if got := tg.Tenants[0].Headers["X-Api-Key"]; got != "sk-alice-0123" {
 				t.Errorf("the tenant's own credential became %q", got)
 			}

@@ -147,6 +147,20 @@ func (r *request) pathQuery(v any) (string, error) {
 	return appendQuery(p, strings.TrimPrefix(q, "?")), nil
 }
 
+// render renders the whole request (path, query, headers and body) for an instance and a
+// tenant; pq is the rendered path and query.
+func (r *request) render(ctx context.Context, inst *Instance, tn *Tenant, v any) (req *http.Request, pq string, err error) {
+	if pq, err = r.pathQuery(v); err != nil {
+		return nil, "", err
+	}
+	body, err := r.body.render(v)
+	if err != nil {
+		return nil, "", fmt.Errorf("body: %w", err)
+	}
+	req, err = r.newRequest(ctx, inst, tn, v, pq, []byte(body))
+	return req, pq, err
+}
+
 func appendQuery(pq, q string) string {
 	switch {
 	case q == "":

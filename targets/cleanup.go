@@ -166,15 +166,7 @@ func (t *Target) RunCleanup(ctx context.Context, hc *http.Client, runRef string)
 }
 
 func (c *Cleanup) send(ctx context.Context, inst *Instance, tn *Tenant, vars Vars, hc *http.Client) error {
-	pq, err := c.req.pathQuery(vars)
-	if err != nil {
-		return fmt.Errorf("cleanup: %w", err)
-	}
-	body, err := c.req.body.render(vars)
-	if err != nil {
-		return fmt.Errorf("cleanup: body: %w", err)
-	}
-	req, err := c.req.newRequest(ctx, inst, tn, vars, pq, []byte(body))
+	req, _, err := c.req.render(ctx, inst, tn, vars)
 	if err != nil {
 		return fmt.Errorf("cleanup: %w", err)
 	}

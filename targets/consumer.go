@@ -128,16 +128,7 @@ func (d *decoder) consumers(top *object) []*Consumer {
 		if !ok {
 			continue
 		}
-		c := &Consumer{Transport: TransportWebhook}
-		if name, ok := d.required(o, "name", ""); ok {
-			c.Name = strings.TrimSpace(name)
-			if !nameRe.MatchString(c.Name) {
-				d.ps.add(o.lineOf("name"), o.at("name"), "%q: use letters, digits, '-', '_' and '.'", c.Name)
-			} else if first, dup := seen[c.Name]; dup {
-				d.ps.add(o.lineOf("name"), o.at("name"), "duplicate consumer %q (first on line %d)", c.Name, first)
-			}
-			seen[c.Name] = o.lineOf("name")
-		}
+		c := &Consumer{Name: d.uniqueName(o, "consumer", seen), Transport: TransportWebhook}
 		if s, ok := d.str(o, "transport"); ok {
 			switch t := Transport(strings.TrimSpace(s)); t {
 			case TransportWebhook, TransportAMQP, TransportNATS:

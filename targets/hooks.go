@@ -63,14 +63,9 @@ func (d *decoder) hooks(top *object) *Hooks {
 	if o.has("slow") {
 		if so, ok := d.object(o.fields["slow"].val, o.at("slow"), "headers"); ok {
 			s := &SlowHook{}
-			declared := d.headers(so, "headers")
-			for _, hd := range declared {
-				if tp, ok := d.compile(hd.Value, srcPos{line: hd.line}, so.at("headers")+"."+hd.Name, hookFields); ok {
-					hd.tmpl = tp
-					s.headers = append(s.headers, hd)
-				}
-			}
-			if len(declared) == 0 { // declared ones with a bad template are reported as such
+			var declared int
+			s.headers, declared = d.tmplHeaders(so, hookFields)
+			if declared == 0 { // declared ones with a bad template are reported as such
 				d.ps.add(so.line, o.at("slow"), "needs headers, e.g. {X-Test-Delay: \"{{.Ms}}\"}")
 			}
 			s.Headers = headerMap(s.headers)
@@ -96,15 +91,7 @@ func (s *SlowHook) apply(req *http.Request, v Vars, ms int64) error {
 // SendFailNext sends the fail_next hook to an instance, as a tenant, and expects a 2xx.
 func (t *Target) SendFailNext(ctx context.Context, hc *http.Client, inst *Instance, tn *Tenant, v Vars) error {
 	r := t.Hooks.FailNext
-	pq, err := r.req.pathQuery(v)
-	if err != nil {
-		return fmt.Errorf("hooks.fail_next: %w", err)
-	}
-	body, err := r.req.body.render(v)
-	if err != nil {
-		return fmt.Errorf("hooks.fail_next: body: %w", err)
-	}
-	req, err := r.req.newRequest(ctx, inst, tn, v, pq, []byte(body))
+	req, pq, err := r.req.render(ctx, inst, tn, v)
 	if err != nil {
 		return fmt.Errorf("hooks.fail_next: %w", err)
 	}

@@ -232,14 +232,7 @@ func TestHooksProblems(t *testing.T) {
 			src := "instances: [http://127.0.0.1:1]\noperations:\n  - name: op\n    path: /v1/orders\n    body: '{}'\n" +
 				"tenants:\n  - name: alice\n    headers: {Authorization: Bearer alice}\n" + c.hooks
 			_, probs := parseString(src, nil)
-			if len(probs) != len(c.want) {
-				t.Fatalf("got problems:\n  %s\nwant %d:\n  %s", strings.Join(probs, "\n  "), len(c.want), strings.Join(c.want, "\n  "))
-			}
-			for i, w := range c.want {
-				if !strings.HasPrefix(probs[i], w) {
-					t.Errorf("problem %d\n got: %s\nwant: %s", i, probs[i], w)
-				}
-			}
+			wantProblems(t, probs, c.want)
 		})
 	}
 }

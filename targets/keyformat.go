@@ -49,26 +49,26 @@ var ulidEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Make returns the key of sequence number seq in the run whose key prefix is run.
 func (f KeyFormat) Make(run string, seq int64) string {
-	id := run + "/" + strconv.FormatInt(seq, 10)
 	switch f.Kind {
 	case KeyFormatUUID:
-		return uuid.NewSHA1(keyNamespace, []byte(id)).String()
+		return uuid.NewSHA1(keyNamespace, keyID(run, seq)).String()
 	case KeyFormatULID:
-		sum := sha256.Sum256([]byte(id))
+		sum := sha256.Sum256(keyID(run, seq))
 		ms := uint64(ulidEpoch.UnixMilli()) + binary.BigEndian.Uint64(sum[:8])%uint64(365*24*time.Hour/time.Millisecond)
 		var u ulid.ULID
 		_ = u.SetTime(ms)
 		_ = u.SetEntropy(sum[8:18])
 		return u.String()
 	case KeyFormatTemplate:
-		s, err := f.tmpl.render(KeyVars{Run: run, Seq: strconv.FormatInt(seq, 10)})
-		if err != nil {
-			return fmt.Sprintf("%s-%04d", run, seq) // validated at load time: cannot happen
-		}
-		return s
+		if s, err := f.tmpl.render(KeyVars{Run: run, Seq: strconv.FormatInt(seq, 10)}); err == nil {
+			return s
+		} // validated at load time: cannot fail
 	}
 	return fmt.Sprintf("%s-%04d", run, seq)
 }
+
+// keyID is what a uuid or ulid key is derived from: RUN/SEQ.
+func keyID(run string, seq int64) []byte { return []byte(run + "/" + strconv.FormatInt(seq, 10)) }
 
 // Fixed reports whether the format gives keys of a fixed shape, which padding to a length would
 // break (a key at the length limit is then meaningless).

@@ -181,6 +181,19 @@ func parseString(src string, env map[string]string) (*Target, []string) {
 	return nil, out
 }
 
+// wantProblems fails unless probs are as many as want, each starting with its want.
+func wantProblems(t *testing.T, probs, want []string) {
+	t.Helper()
+	if len(probs) != len(want) {
+		t.Fatalf("got problems:\n  %s\nwant %d:\n  %s", strings.Join(probs, "\n  "), len(want), strings.Join(want, "\n  "))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(probs[i], w) {
+			t.Errorf("problem %d\n got: %s\nwant: %s", i, probs[i], w)
+		}
+	}
+}
+
 const minimal = "instances: [http://127.0.0.1:8080]\noperations:\n  - name: op\n    path: /p\n"
 
 func TestParseProblems(t *testing.T) {

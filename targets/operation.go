@@ -129,16 +129,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 		if !ok {
 			continue
 		}
-		op := &Operation{}
-		if name, ok := d.required(o, "name", ""); ok {
-			op.Name = strings.TrimSpace(name)
-			if !nameRe.MatchString(op.Name) {
-				d.ps.add(o.lineOf("name"), o.at("name"), "%q: use letters, digits, '-', '_' and '.'", op.Name)
-			} else if first, dup := seen[op.Name]; dup {
-				d.ps.add(o.lineOf("name"), o.at("name"), "duplicate operation %q (first on line %d)", op.Name, first)
-			}
-			seen[op.Name] = o.lineOf("name")
-		}
+		op := &Operation{Name: d.uniqueName(o, "operation", seen)}
 		d.request(o, &op.req, "POST")
 		op.Method, op.Path, op.BodyFormat = op.req.method, srcOf(op.req.path), op.req.format
 		op.Headers, op.Body = headerMap(op.req.headers), srcOf(op.req.body)
@@ -176,6 +167,36 @@ func headerMap(hs []header) map[string]string {
 	return m
 }
 
+// tmplHeaders decodes o's headers, whose values are templates over fields; declared counts them
+// all, those with a bad template (reported, and left out of hs) included.
+func (d *decoder) tmplHeaders(o *object, fields []string) (hs []header, declared int) {
+	all := d.headers(o, "headers")
+	for _, h := range all {
+		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, fields); ok {
+			h.tmpl = tp
+			hs = append(hs, h)
+		}
+	}
+	return hs, len(all)
+}
+
+// uniqueName decodes the required name of a list element (what: operation, consumer): letters,
+// digits, '-', '_' and '.', and unique (seen maps the names decoded so far to their lines).
+func (d *decoder) uniqueName(o *object, what string, seen map[string]int) string {
+	name, ok := d.required(o, "name", "")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimSpace(name)
+	if !nameRe.MatchString(name) {
+		d.ps.add(o.lineOf("name"), o.at("name"), "%q: use letters, digits, '-', '_' and '.'", name)
+	} else if first, dup := seen[name]; dup {
+		d.ps.add(o.lineOf("name"), o.at("name"), "duplicate %s %q (first on line %d)", what, name, first)
+	}
+	seen[name] = o.lineOf("name")
+	return name
+}
+
 // request decodes method, path (required), query, headers, body and body_format where the object
 // has them.
 func (d *decoder) request(o *object, r *request, defMethod string) {
@@ -202,12 +223,7 @@ func (d *decoder) requestWith(o *object, r *request, defMethod string, fields []
 		}
 	}
 	r.query, _ = d.tmplField(o, "query", fields)
-	for _, h := range d.headers(o, "headers") {
-		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, fields); ok {
-			h.tmpl = tp
-			r.headers = append(r.headers, h)
-		}
-	}
+	r.headers, _ = d.tmplHeaders(o, fields)
 	if s, ok := d.str(o, "body_format"); ok {
 		switch BodyFormat(strings.TrimSpace(s)) {
 		case BodyJSON, BodyForm:

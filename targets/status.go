@@ -78,7 +78,7 @@ func (s StatusSet) Words() string {
 	return "one of " + strings.Trim(s.String(), "[]")
 }
 
-// parseStatusSet reads one element: a code from 100 to 599, a class such as 4xx, or (when
+// parseElement adds one element to the set: a code from 100 to 599, a class such as 4xx, or (when
 // allowed) "processed".
 func (s *StatusSet) parseElement(v string, processed bool) error {
 	v = strings.ToLower(strings.TrimSpace(v))

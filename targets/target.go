@@ -466,11 +466,9 @@ func (t *Target) SecretValues() []string {
 	out = append(out, t.Secrets...)
 	for _, c := range t.Consumers {
 		out = append(out, c.Signing.Secret)
-		for _, u := range []string{c.brokerURL()} {
-			if pu, err := url.Parse(u); err == nil && pu.User != nil {
-				if pw, ok := pu.User.Password(); ok && pw != "guest" {
-					out = append(out, pw)
-				}
+		if pu, err := url.Parse(c.brokerURL()); err == nil && pu.User != nil {
+			if pw, ok := pu.User.Password(); ok && pw != "guest" {
+				out = append(out, pw)
 			}
 		}
 	}

@@ -192,28 +192,23 @@ func writeCompact(b *bytes.Buffer, v any) {
 
 // formVariants changes each field of a form body on its own (fields named $.name).
 func formVariants(body string) []FieldVariant {
-	pairs := strings.Split(strings.TrimSpace(body), "&")
-	var out []FieldVariant
-	for i, p := range pairs {
-		name, val, _ := strings.Cut(p, "=")
-		n, err1 := url.QueryUnescape(name)
-		v, err2 := url.QueryUnescape(val)
-		if err1 != nil || err2 != nil || n == "" {
-			continue
-		}
-		changedPairs := slices.Clone(pairs)
-		changedPairs[i] = name + "=" + url.QueryEscape(alterString(v))
-		out = append(out, FieldVariant{Field: "$" + memberPath(n), Body: []byte(strings.Join(changedPairs, "&"))})
-	}
-	return out
+	return pairVariants(strings.TrimSpace(body), func(name, changed string) FieldVariant {
+		return FieldVariant{Field: "$" + memberPath(name), Body: []byte(changed)}
+	})
 }
 
 // queryVariants changes each query parameter on its own (fields named ?name).
 func queryVariants(rawQuery string) []FieldVariant {
-	if rawQuery == "" {
-		return nil
-	}
-	pairs := strings.Split(rawQuery, "&")
+	return pairVariants(rawQuery, func(name, changed string) FieldVariant {
+		return FieldVariant{Field: "?" + name, RawQuery: changed}
+	})
+}
+
+// pairVariants changes the value of each name=value pair of an &-separated list on its own
+// (pairs that do not unescape, or have no name, are left out); variant makes the FieldVariant
+// of the unescaped name and the whole list with that pair changed.
+func pairVariants(list string, variant func(name, changed string) FieldVariant) []FieldVariant {
+	pairs := strings.Split(list, "&")
 	var out []FieldVariant
 	for i, p := range pairs {
 		name, val, _ := strings.Cut(p, "=")
@@ -224,7 +219,7 @@ func queryVariants(rawQuery string) []FieldVariant {
 		}
 		changedPairs := slices.Clone(pairs)
 		changedPairs[i] = name + "=" + url.QueryEscape(alterString(v))
-		out = append(out, FieldVariant{Field: "?" + n, RawQuery: strings.Join(changedPairs, "&")})
+		out = append(out, variant(n, strings.Join(changedPairs, "&")))
 	}
 	return out
 }

@@ -294,14 +294,7 @@ func TestFingerprintIgnoreParse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tg, probs := parseString(minimal+"    fingerprint_ignore: "+c.list+"\n", nil)
-			if len(probs) != len(c.problems) {
-				t.Fatalf("got problems:\n  %s\nwant:\n  %s", strings.Join(probs, "\n  "), strings.Join(c.problems, "\n  "))
-			}
-			for i, w := range c.problems {
-				if !strings.HasPrefix(probs[i], w) {
-					t.Errorf("problem %d\n got: %s\nwant: %s", i, probs[i], w)
-				}
-			}
+			wantProblems(t, probs, c.problems)
 			if tg != nil && !slices.Equal(tg.Operations[0].FingerprintIgnore, c.want) {
 				t.Errorf("FingerprintIgnore = %q, want %q", tg.Operations[0].FingerprintIgnore, c.want)
 			}

@@ -22,10 +22,7 @@ import (
 // column).
 func TestDefaultRunReportsEveryFault(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "retrysafe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/retrysafe: %v\n%s", err, out)
-	}
+	bin := buildRetrysafe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	reportDir := filepath.Join(dir, "report")

@@ -30,11 +30,7 @@ func newListCmd() *cobra.Command {
 				switch {
 				case covers != "":
 				case p.IsConsumer():
-					names := make([]string, len(p.Transports))
-					for i, t := range p.Transports {
-						names[i] = string(t)
-					}
-					covers = "each declared consumer on " + strings.Join(names, ", ")
+					covers = "each declared consumer on " + p.TransportList()
 				default:
 					covers = "each declared operation"
 				}

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/retrysafe/retrysafe/reports/profile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/retrysafe/retrysafe/reports/profile"
 	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )

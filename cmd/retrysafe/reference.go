@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/retrysafe/retrysafe/suites/selftest"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/selftest"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"

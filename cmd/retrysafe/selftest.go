@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,7 +45,7 @@ of 'retrysafe serve'.`,
 			opts.Stores = splitList(stores)
 			opts.Mutants = splitList(mutants)
 			for _, s := range opts.Stores {
-				if !contains(reference.AllStores, s) {
+				if !slices.Contains(reference.AllStores, s) {
 					return usageErr("--stores: unknown store %q (known: %s)", s, strings.Join(reference.AllStores, ", "))
 				}
 			}
@@ -84,7 +85,7 @@ of 'retrysafe serve'.`,
 }
 
 // matrixLabelWidth is the width of the matrix's first column.
-const matrixLabelWidth = 28
+const matrixLabelWidth = 52
 
 // printMatrix prints the correct API's results and the mutant matrix.
 func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
@@ -92,7 +93,7 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 		stores = reference.AllStores
 	}
 	header := func(title string) {
-		fmt.Fprintf(w, "%-52s", title)
+		fmt.Fprintf(w, "%-*s", matrixLabelWidth, title)
 		for _, s := range stores {
 			fmt.Fprintf(w, " %-10s", s)
 		}
@@ -109,7 +110,7 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 			failed[c.Store] = append(failed[c.Store], name)
 		}
 	}
-	fmt.Fprintf(w, "%-52s", "all properties (API, its shapes, the consumer)")
+	fmt.Fprintf(w, "%-*s", matrixLabelWidth, "all properties (API, its shapes, the consumer)")
 	for _, s := range stores {
 		v := "pass"
 		if len(failed[s]) > 0 {
@@ -135,7 +136,7 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 			if last != "" {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintf(w, "%-52s", label)
+			fmt.Fprintf(w, "%-*s", matrixLabelWidth, label)
 			last = label
 		}
 		v := c.Result
@@ -161,6 +162,7 @@ func writeSelftestJSON(path string, res *selftest.Result) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
+// splitList splits a comma-separated flag value, trimmed, without empty items.
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -169,13 +171,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

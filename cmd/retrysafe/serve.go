@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/retrysafe/retrysafe/targets/reference"
@@ -41,9 +40,9 @@ each object's newest version (GET /v1/objects/ID), and verifies --signing. The c
 mutants are listed by 'retrysafe mutants'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			if cons.transport != "" {
-				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-				defer stop()
 				return serveConsumer(ctx, cmd, cons, serveCommon{addr: opts.Addr, store: opts.Store, dsn: opts.DSN, mutant: mutant,
 					downstream: opts.Config.Downstream, lockTimeout: opts.Config.LockTimeout,
 					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay})
@@ -62,18 +61,12 @@ mutants are listed by 'retrysafe mutants'.`,
 			if err := reference.CheckMismatchStatus(opts.Config.MismatchStatus); err != nil {
 				return usageErr("--mismatch-status: %v", err)
 			}
-			for _, t := range strings.Split(tenants, ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					opts.Config.Tenants = append(opts.Config.Tenants, t)
-				}
-			}
+			opts.Config.Tenants = append(opts.Config.Tenants, splitList(tenants)...)
 			if len(opts.Config.Tenants) == 0 {
 				return usageErr("--tenants: at least one tenant is required")
 			}
 			opts.Out = cmd.OutOrStdout()
 			opts.Log = log.New(os.Stderr, "retrysafe serve: ", log.LstdFlags)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			if err := reference.Serve(ctx, opts); err != nil {
 				return usageErr("serve: %v", err)
 			}

@@ -85,7 +85,7 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 			return err
 		}
 		opts.Also = func(ctx context.Context, cs *consumer.Consumer) error {
-			return queue.Run(ctx, qopts, deliverer(cs))
+			return queue.Run(ctx, qopts, cs.QueueHandler())
 		}
 	default:
 		return usageErr("--consumer: unknown transport %q (known: webhook, amqp, nats)", c.transport)
@@ -117,22 +117,6 @@ func (c *consumerFlags) queueOptions(m consumer.Mutant) (queue.Options, error) {
 		return o, usageErr("--broker-url is required with --consumer %s", c.transport)
 	}
 	return o, nil
-}
-
-// deliverer hands each message to the consumer and turns its outcome into the transport's
-// decision: acknowledged once processed or a duplicate; redelivered later while another
-// delivery holds the event or its effect failed; dropped when it is not an event at all.
-func deliverer(c *consumer.Consumer) queue.Handler {
-	return func(ctx context.Context, m queue.Message) queue.Decision {
-		out := c.Deliver(ctx, consumer.Delivery{ID: m.ID, Body: m.Body})
-		switch {
-		case out.Ack():
-			return queue.Ack
-		case out.Retry():
-			return queue.Retry
-		}
-		return queue.Drop
-	}
 }
 
 // serveCommon are serve's flags that the API and the consumer share.

@@ -226,14 +226,10 @@ func Build(cols []Column) *Table {
 // uniqueNames makes the column names distinct: a name that repeats gets its source's file name,
 // and one that still repeats a number.
 func uniqueNames(cols []Column) {
-	count := func() map[string]int {
-		n := map[string]int{}
-		for _, c := range cols {
-			n[c.Name]++
-		}
-		return n
+	n := map[string]int{}
+	for _, c := range cols {
+		n[c.Name]++
 	}
-	n := count()
 	for i := range cols {
 		if n[cols[i].Name] > 1 && cols[i].Source != "" {
 			cols[i].Name = fmt.Sprintf("%s (%s)", cols[i].Name, filepath.Base(cols[i].Source))
@@ -262,14 +258,8 @@ func rowNames(cols []Column) []string {
 			}
 		}
 	}
-	rank := func(name string) int {
-		if i := slices.Index(profile.FieldOrder, name); i >= 0 {
-			return i
-		}
-		return len(profile.FieldOrder)
-	}
 	slices.SortStableFunc(fields, func(a, b string) int {
-		if d := rank(a) - rank(b); d != 0 {
+		if d := profile.FieldRank(a) - profile.FieldRank(b); d != 0 {
 			return d
 		}
 		return strings.Compare(a, b)

@@ -28,7 +28,7 @@ func Compare(before, after *Profile) []Change {
 			}
 		}
 	}
-	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(names, func(a, b string) int { return FieldRank(a) - FieldRank(b) })
 	var out []Change
 	for _, name := range names {
 		o, n := before.Field(name), after.Field(name)
@@ -42,8 +42,8 @@ func Compare(before, after *Profile) []Change {
 	return out
 }
 
-// rank is a field's position in FieldOrder (unknown names last).
-func rank(name string) int {
+// FieldRank is a field's position in FieldOrder (unknown names last).
+func FieldRank(name string) int {
 	if i := slices.Index(FieldOrder, name); i >= 0 {
 		return i
 	}
@@ -53,12 +53,11 @@ func rank(name string) int {
 // WriteChanges writes the changes for a person: each field by name, old -> new, then the old
 // and the new evidence, attempt by attempt.
 func WriteChanges(w io.Writer, changes []Change) {
-	var b strings.Builder
 	if len(changes) == 0 {
-		b.WriteString("drift: no behaviour field changed\n")
-		io.WriteString(w, b.String())
+		io.WriteString(w, "drift: no behaviour field changed\n")
 		return
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "drift: %d behaviour field(s) changed: %s\n", len(changes), strings.Join(changedNames(changes), ", "))
 	for _, c := range changes {
 		fmt.Fprintf(&b, "\n%s: %s -> %s\n", c.Field, valueText(c.Old), valueText(c.New))

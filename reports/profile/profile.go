@@ -155,21 +155,18 @@ func (p *Profile) Field(name string) *Field {
 }
 
 // Unsafe returns the fields whose observed behaviour is unsafe.
-func (p *Profile) Unsafe() []Field {
-	var out []Field
-	for _, f := range p.Fields {
-		if f.Unsafe != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+func (p *Profile) Unsafe() []Field { return p.where(func(f Field) bool { return f.Unsafe != "" }) }
 
 // Deviations returns the fields whose observed value contradicts a SHOULD of the IETF draft.
 func (p *Profile) Deviations() []Field {
+	return p.where(func(f Field) bool { return f.Deviation != "" })
+}
+
+// where returns the fields keep keeps, in order.
+func (p *Profile) where(keep func(Field) bool) []Field {
 	var out []Field
 	for _, f := range p.Fields {
-		if f.Deviation != "" {
+		if keep(f) {
 			out = append(out, f)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/retrysafe/retrysafe/suites/check"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/history"

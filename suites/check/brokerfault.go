@@ -59,7 +59,7 @@ func redeliveredOnce(f BrokerFault, fault string, eachBefore bool) Result {
 	for i, ev := range f.Events {
 		ok := j.acked(ev.Publish, fmt.Sprintf("the publication of event %d of %d", i+1, len(f.Events)))
 		switch {
-		case !ok || !ev.Before.Taken || ev.Before.Err != "":
+		case !ok || !ev.Before.known():
 		case ev.Before.N > 0:
 			applied++
 		case eachBefore:

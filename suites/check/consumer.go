@@ -17,13 +17,10 @@ const published = "PUBLISH"
 // acked judges one delivery: a webhook delivery not answered with a 2xx is a wrong-status (or
 // server-error) anomaly; a publication the broker did not confirm makes the result unknown.
 func (j *judge) acked(a history.Attempt, what string) bool {
-	if a.Method == published {
-		return j.answered(a, what)
-	}
 	if !j.answered(a, what) {
 		return false
 	}
-	if is2xx(a.Status) {
+	if isPublished(a) || is2xx(a.Status) {
 		return true
 	}
 	j.wrongStatus(a, "a 2xx acknowledgement", what)
@@ -45,6 +42,16 @@ func (j *judge) eventEffects(c Count, want int, acked bool, seqs ...int64) {
 	case c.N < want:
 		j.unknownf("event %s was never acknowledged and took effect %d times", c.Key, c.N)
 	}
+}
+
+// eventOnce checks that an event took effect exactly once, as eventEffects does, but words a
+// dropped event (acknowledged, no effect) as dropped: the property knows how it was dropped.
+func (j *judge) eventOnce(c Count, acked bool, dropped string, seqs ...int64) {
+	if acked && c.known() && c.N == 0 {
+		j.add(countAnomaly(reports.KindDroppedEvent, c, dropped, seqs...))
+		return
+	}
+	j.eventEffects(c, 1, acked, seqs...)
 }
 
 // seqsOf returns the attempts' numbers.

@@ -11,12 +11,21 @@ import (
 // the key, was deduplicated.
 func Control(first, second history.Attempt, records Count, p targets.Profile) Result {
 	j := newJudge(p)
-	if !j.success(first, "the first key") || !j.success(second, "the second key with the same body") {
-		return j.result()
+	j.twoOperations(first, second, records, "the first key", "the second key with the same body",
+		"the second key got the answer stored for the first key: requests are deduplicated by body")
+	return j.result()
+}
+
+// twoOperations judges two requests under different keys that MUST be two operations: two
+// successes and two records. Without an observer an identical second answer is a foreign
+// response, worded as collided. It reports whether both succeeded.
+func (j *judge) twoOperations(first, second history.Attempt, records Count, whatFirst, whatSecond, collided string) bool {
+	if !j.success(first, whatFirst) || !j.success(second, whatSecond) {
+		return false
 	}
 	if !records.Taken && j.sameBody(first, second) {
-		j.add(anomaly(reports.KindForeignResponse, second, "the second key got the answer stored for the first key: requests are deduplicated by body", first.Seq, second.Seq))
+		j.add(anomaly(reports.KindForeignResponse, second, collided, first.Seq, second.Seq))
 	}
 	j.records(records, 2, first.Seq, second.Seq)
-	return j.result()
+	return true
 }

@@ -31,9 +31,8 @@ type CrashLoad struct {
 // crashKey is what CrashUnderLoad keeps per operation.
 type crashKey struct {
 	key, op, tenant string
-	first, last     history.Attempt
-	acked           history.Attempt // the first 2xx answer (Seq 0: none)
-	spans           []history.Attempt
+	acked           history.Attempt   // the first 2xx answer (Seq 0: none)
+	spans           []history.Attempt // its attempts, in order
 }
 
 // CrashUnderLoad judges a load under crashes (crash-under-load): no operation MAY have two
@@ -49,11 +48,10 @@ func CrashUnderLoad(c CrashLoad, p targets.Profile) Result {
 	for a := range c.Attempts {
 		k := byKey[a.Key]
 		if k == nil {
-			k = &crashKey{key: a.Key, op: a.Op, tenant: a.Tenant, first: a}
+			k = &crashKey{key: a.Key, op: a.Op, tenant: a.Tenant}
 			byKey[a.Key] = k
 			order = append(order, k)
 		}
-		k.last = a
 		k.spans = append(k.spans, a)
 		if succeeded(a) && k.acked.Seq == 0 {
 			k.acked = a
@@ -69,16 +67,17 @@ func CrashUnderLoad(c CrashLoad, p targets.Profile) Result {
 // crashKey judges one operation of CrashUnderLoad.
 func (j *judge) crashKey(k *crashKey, c CrashLoad, kills []history.Event, p targets.Profile) {
 	hit := killsHitting(kills, k.spans)
+	first, last := k.spans[0], k.spans[len(k.spans)-1]
 	an := func(kind reports.Kind, msg string, seqs ...int64) {
 		j.add(reports.Anomaly{Kind: kind, Op: k.op, Tenant: k.tenant, Key: k.key, Seqs: seqs, Message: msg + hit})
 	}
 	if k.acked.Seq == 0 {
 		switch {
-		case k.last.Outcome != history.OK:
-			j.unknownf("key %s got no answer after the load: %s", k.key, k.last.Err)
-		case p.AcceptsInFlightStatus(k.last.Status):
+		case last.Outcome != history.OK:
+			j.unknownf("key %s got no answer after the load: %s", k.key, last.Err)
+		case p.AcceptsInFlightStatus(last.Status):
 			an(reports.KindStuckKey, fmt.Sprintf("still answered %d (in flight) %v after the load: the key is stuck",
-				k.last.Status, c.LockTimeout), k.first.Seq, k.last.Seq)
+				last.Status, c.LockTimeout), first.Seq, last.Seq)
 		}
 	}
 	cnt, ok := c.Counts[k.key]
@@ -94,7 +93,7 @@ func (j *judge) crashKey(k *crashKey, c CrashLoad, kills []history.Event, p targ
 			acked = fmt.Sprintf("acknowledged with %d", k.acked.Status)
 		}
 		an(reports.KindDuplicateRecord, fmt.Sprintf("%d business records for one operation (%s)", cnt.N, acked),
-			k.first.Seq, k.last.Seq)
+			first.Seq, last.Seq)
 	case cnt.N == 0 && k.acked.Seq != 0:
 		an(reports.KindLostAcknowledgedWrite, fmt.Sprintf("acknowledged with %d but no business record after the crashes", k.acked.Status),
 			k.acked.Seq)
@@ -119,7 +118,7 @@ func (k *crashKey) processedAfter(retention, lockTimeout time.Duration, checkedA
 		default: // never sent
 			continue
 		}
-		if end.Sub(k.first.Start) > retention {
+		if end.Sub(k.spans[0].Start) > retention {
 			return true
 		}
 	}
@@ -142,7 +141,7 @@ func killsHitting(kills []history.Event, spans []history.Attempt) string {
 	var hits []string
 	for i, k := range kills {
 		for _, a := range spans {
-			if !k.At.Before(a.Start) && !k.At.After(a.End) {
+			if a.InFlightAt(k.At) {
 				hits = append(hits, fmt.Sprintf("kill %d (%s)", i+1, k.Target))
 				break
 			}

@@ -177,10 +177,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, "ietf", tt.change)
 			res := CrashUnderLoad(CrashLoad{
 				Attempts: slices.Values(tt.attempts), Counts: tt.counts, Events: tt.events,
 				LockTimeout: 30 * time.Second, Retention: tt.retention, CheckedAt: t0.Add(tt.checkedAt),

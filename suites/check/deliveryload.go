@@ -3,8 +3,6 @@ package check
 import (
 	"fmt"
 	"iter"
-	"slices"
-	"sort"
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -119,16 +117,7 @@ func DeliveryLoad(attempts iter.Seq[history.Attempt], events map[string]LoadEven
 			res.add(an)
 		}
 	}
-	sort.Slice(res.Anomalies, func(i, j int) bool {
-		a, b := res.Anomalies[i], res.Anomalies[j]
-		if a.Kind != b.Kind {
-			return slices.Index(reports.Kinds, a.Kind) < slices.Index(reports.Kinds, b.Kind)
-		}
-		if a.Key != b.Key {
-			return a.Key < b.Key
-		}
-		return slices.Compare(a.Seqs, b.Seqs) < 0
-	})
+	sortAnomalies(res.Anomalies)
 	return res
 }
 

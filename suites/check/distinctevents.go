@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -16,11 +15,10 @@ func DistinctEvents(first, second history.Attempt, firstEffects, secondEffects C
 	firstAcked := j.acked(first, "the delivery of the first event")
 	secondAcked := j.acked(second, "the delivery of the second event (another id, the same body)")
 	j.eventEffects(firstEffects, 1, firstAcked, first.Seq)
-	if secondAcked && firstEffects.Taken && firstEffects.Err == "" && firstEffects.N == 1 &&
-		secondEffects.Taken && secondEffects.Err == "" && secondEffects.N == 0 {
-		j.add(countAnomaly(reports.KindDroppedEvent, secondEffects, fmt.Sprintf(
+	if firstEffects.known() && firstEffects.N == 1 {
+		j.eventOnce(secondEffects, secondAcked, fmt.Sprintf(
 			"event %s was acknowledged and never took effect: it differs from event %s only in its id, and was dropped as its duplicate (deduplicated on the payload, not the event id)",
-			secondEffects.Key, firstEffects.Key), first.Seq, second.Seq))
+			secondEffects.Key, firstEffects.Key), first.Seq, second.Seq)
 		return j.result()
 	}
 	j.eventEffects(secondEffects, 1, secondAcked, first.Seq, second.Seq)

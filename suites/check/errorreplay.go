@@ -55,7 +55,7 @@ func ErrorReplay(e ErrorRetries, p targets.Profile) Result {
 		j.add(an)
 		return j.result()
 	}
-	if j.same(e.First, final, "the replayed error") && j.counted(e.Records) && e.Records.N > 0 {
+	if j.same(e.First, final, "the replayed error") {
 		j.noRecord(e.Records, "the failed attempt, whose error is replayed,", e.First.Seq)
 	}
 	if e.Downstream.Taken && e.Downstream.Calls > 1 {

@@ -75,10 +75,7 @@ func TestErrorReplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, "ietf", tt.change)
 			expect(t, ErrorReplay(tt.e, p), tt.verdict, tt.want, tt.says...)
 		})
 	}

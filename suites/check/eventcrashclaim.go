@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -22,12 +21,8 @@ func EventCrashAfterClaim(first history.Attempt, redeliveries Eventually, effect
 		acked = j.redelivered(redeliveries, "the redelivery after the restart")
 		seqs = append(seqs, lastSeq(redeliveries)...)
 	}
-	if acked && j.counted(effects) && effects.N == 0 {
-		j.add(countAnomaly(reports.KindDroppedEvent, effects, fmt.Sprintf(
-			"event %s was acknowledged after the restart but never took effect: its claim outlived the crash without its effect, and the redelivery was taken for a duplicate",
-			effects.Key), seqs...))
-		return j.result()
-	}
-	j.eventEffects(effects, 1, acked, seqs...)
+	j.eventOnce(effects, acked, fmt.Sprintf(
+		"event %s was acknowledged after the restart but never took effect: its claim outlived the crash without its effect, and the redelivery was taken for a duplicate",
+		effects.Key), seqs...)
 	return j.result()
 }

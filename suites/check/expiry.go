@@ -71,7 +71,7 @@ func ExpiryAfter(first history.Attempt, late Retry, retention time.Duration, p t
 		return j.result()
 	}
 	// Counting beats comparing: a second record says the key expired, whatever the answers.
-	processedAgain := late.Records.Taken && late.Records.Err == "" && late.Records.N >= 2
+	processedAgain := late.Records.known() && late.Records.N >= 2
 	if !processedAgain && len(Compare(first, late.Attempt, p)) == 0 {
 		j.add(anomaly(reports.KindNotExpired, late.Attempt, fmt.Sprintf("%s replayed the first answer: the key did not expire", what), first.Seq, late.Attempt.Seq))
 		return j.result()

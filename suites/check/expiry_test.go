@@ -94,14 +94,7 @@ func TestExpiryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := tt.base
-			if base == "" {
-				base = "ietf"
-			}
-			p := profile(t, base)
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, tt.base, tt.change)
 			expect(t, ExpiryAfter(first, tt.late, retention, p), tt.verdict, tt.want, tt.says...)
 		})
 	}

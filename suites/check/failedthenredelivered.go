@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -33,12 +32,8 @@ func FailedThenRedelivered(first history.Attempt, failedCalls int, redeliveries 
 		acked = j.redelivered(redeliveries, "the redelivery after the downstream failure")
 		seqs = append(seqs, lastSeq(redeliveries)...)
 	}
-	if acked && j.counted(effects) && effects.N == 0 {
-		j.add(countAnomaly(reports.KindDroppedEvent, effects, fmt.Sprintf(
-			"event %s was acknowledged but never took effect: its first delivery failed downstream and the redelivery was taken for a duplicate (the event was marked as seen although its effect failed)",
-			effects.Key), seqs...))
-		return j.result()
-	}
-	j.eventEffects(effects, 1, acked, seqs...)
+	j.eventOnce(effects, acked, fmt.Sprintf(
+		"event %s was acknowledged but never took effect: its first delivery failed downstream and the redelivery was taken for a duplicate (the event was marked as seen although its effect failed)",
+		effects.Key), seqs...)
 	return j.result()
 }

@@ -159,6 +159,17 @@ func (j *judge) notMore(c Count, want int, seqs ...int64) {
 	}
 }
 
+// recordsIf checks a record count as records does when the operations were acknowledged, else
+// as notMore does: an operation without a 2xx may or may not have left its record, so only a
+// duplicate is a violation.
+func (j *judge) recordsIf(acked bool, c Count, want int, seqs ...int64) {
+	if acked {
+		j.records(c, want, seqs...)
+	} else {
+		j.notMore(c, want, seqs...)
+	}
+}
+
 // noRecord checks that a rejected request left no record.
 func (j *judge) noRecord(c Count, what string, seqs ...int64) {
 	if j.counted(c) && c.N > 0 {

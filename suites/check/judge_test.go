@@ -22,15 +22,21 @@ const (
 	testTenant = "alice"
 )
 
-// profile returns a base profile ("ietf", "stripe") with the changes given.
+// profile returns a base profile ("ietf", "stripe"; "" is "ietf") with the changes given (nil
+// ones skipped).
 func profile(t *testing.T, base string, change ...func(*targets.Profile)) targets.Profile {
 	t.Helper()
+	if base == "" {
+		base = "ietf"
+	}
 	p, ok := targets.Profiles(base)
 	if !ok {
 		t.Fatalf("no %s profile", base)
 	}
 	for _, c := range change {
-		c(&p)
+		if c != nil {
+			c(&p)
+		}
 	}
 	return p
 }
@@ -386,11 +392,7 @@ func TestCompletes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.p != nil {
-				tt.p(&p)
-			}
-			j := newJudge(p)
+			j := newJudge(profile(t, "ietf", tt.p))
 			final, ok := j.completes(Eventually{Attempts: tt.attempts, Within: time.Minute}, "the retry", succeeded)
 			if ok != tt.ok || final.Seq != tt.final {
 				t.Errorf("completes = #%d, %v; want #%d, %v", final.Seq, ok, tt.final, tt.ok)

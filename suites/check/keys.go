@@ -38,13 +38,10 @@ func KeyRejected(a history.Attempt, records Count, want targets.StatusSet, what 
 // first replays it.
 func KeysAtLimit(first, second, retry history.Attempt, records Count, p targets.Profile) Result {
 	j := newJudge(p)
-	if !j.success(first, "the first key at the limit") || !j.success(second, "the second key at the limit") {
+	if !j.twoOperations(first, second, records, "the first key at the limit", "the second key at the limit",
+		"the second key at the limit got the answer stored for the first: long keys collide") {
 		return j.result()
 	}
-	if !records.Taken && j.sameBody(first, second) {
-		j.add(anomaly(reports.KindForeignResponse, second, "the second key at the limit got the answer stored for the first: long keys collide", first.Seq, second.Seq))
-	}
-	j.records(records, 2, first.Seq, second.Seq)
 	if j.answered(retry, "the retry of the first key at the limit") {
 		j.same(first, retry, "the retry of the first key at the limit")
 	}

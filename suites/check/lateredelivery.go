@@ -34,7 +34,7 @@ func LateRedelivery(first history.Attempt, firstEffects Count, late []LateDelive
 	for _, r := range late {
 		what := fmt.Sprintf("the redelivery %v after the first delivery (dedupe retention %v)", r.After.Round(time.Millisecond), retention)
 		acked := j.acked(r.Delivery, what)
-		if j.counted(r.Effects) && r.Effects.N > 1 {
+		if r.Effects.known() && r.Effects.N > 1 {
 			j.add(countAnomaly(reports.KindDuplicateRecord, r.Effects, fmt.Sprintf(
 				"%s took effect again (%d effects): the consumer forgot the event id before its declared dedupe retention",
 				what, r.Effects.N), first.Seq, r.Delivery.Seq))

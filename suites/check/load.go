@@ -2,13 +2,13 @@ package check
 
 import (
 	"fmt"
-	"github.com/retrysafe/retrysafe/reports"
 	"iter"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -106,7 +106,7 @@ func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.P
 		}
 		res.Statuses[a.Status]++
 		switch {
-		case a.Status >= 200 && a.Status < 300:
+		case is2xx(a.Status):
 			if k.successes == 0 {
 				k.origSeq, k.origStatus, k.origHash, k.origBody = a.Seq, a.Status, a.BodyHash, a.RespBody
 				first = append(first, a.Duration())
@@ -140,16 +140,7 @@ func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.P
 		}
 	}
 	res.First, res.Replay = latencies(first), latencies(replay)
-	sort.Slice(res.Anomalies, func(i, j int) bool {
-		a, b := res.Anomalies[i], res.Anomalies[j]
-		if a.Kind != b.Kind {
-			return slices.Index(reports.Kinds, a.Kind) < slices.Index(reports.Kinds, b.Kind)
-		}
-		if a.Key != b.Key {
-			return a.Key < b.Key
-		}
-		return slices.Compare(a.Seqs, b.Seqs) < 0
-	})
+	sortAnomalies(res.Anomalies)
 	return res
 }
 
@@ -185,17 +176,20 @@ func latencies(ds []time.Duration) Latencies {
 func (r *LoadResult) AnomalyCounts() string { return reports.KindCounts(r.Anomalies) }
 
 // StatusCounts renders the status counts in order, e.g. "201=612 409=95".
-func (r *LoadResult) StatusCounts() string {
-	codes := make([]int, 0, len(r.Statuses))
-	for c := range r.Statuses {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
-	parts := make([]string, len(codes))
-	for i, c := range codes {
-		parts[i] = fmt.Sprintf("%d=%d", c, r.Statuses[c])
-	}
-	return strings.Join(parts, " ")
+func (r *LoadResult) StatusCounts() string { return statusCounts(r.Statuses) }
+
+// sortAnomalies orders a load's anomalies by kind (in reports.Kinds order), key and attempts.
+func sortAnomalies(as []reports.Anomaly) {
+	sort.Slice(as, func(i, j int) bool {
+		a, b := as[i], as[j]
+		if a.Kind != b.Kind {
+			return slices.Index(reports.Kinds, a.Kind) < slices.Index(reports.Kinds, b.Kind)
+		}
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		return slices.Compare(a.Seqs, b.Seqs) < 0
+	})
 }
 
 // Percentile returns the p-th percentile (nearest rank) of sorted durations; 0 when empty.
@@ -221,7 +215,7 @@ func (r *LoadResult) Judge(uncounted int, countErr string) Result {
 	}
 	if r.First.N == 0 && r.Attempts > r.Unknown {
 		res.Anomalies = append(res.Anomalies, reports.Anomaly{Kind: reports.KindWrongStatus,
-			Message: fmt.Sprintf("no operation succeeded under load (statuses %s)", r.StatusCounts())})
+			Message: fmt.Sprintf("no operation succeeded under load (statuses %s)", statusCounts(r.Statuses))})
 	}
 	return res
 }

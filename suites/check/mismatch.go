@@ -119,10 +119,6 @@ func OperationScope(a, b history.Attempt, recordsA, recordsB Count, p targets.Pr
 		j.add(anomaly(reports.KindForeignResponse, b, fmt.Sprintf("%s answered with the body %s stored for the same key", b.Op, a.Op), a.Seq, b.Seq))
 	}
 	j.records(recordsA, 1, a.Seq)
-	if !acked { // the second operation may or may not have left a record: only a duplicate is a violation
-		j.notMore(recordsB, 1, b.Seq)
-		return j.result()
-	}
-	j.records(recordsB, 1, b.Seq)
+	j.recordsIf(acked, recordsB, 1, b.Seq)
 	return j.result()
 }

@@ -55,14 +55,7 @@ func TestMismatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := tt.base
-			if base == "" {
-				base = "ietf"
-			}
-			p := profile(t, base)
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, tt.base, tt.change)
 			f := first
 			if tt.first.Seq != 0 {
 				f = tt.first
@@ -183,10 +176,7 @@ func TestReformat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, "ietf", tt.change)
 			expect(t, Reformat(tt.first, tt.again, tt.records, p), tt.verdict, tt.want, tt.says...)
 		})
 	}

@@ -39,7 +39,7 @@ func OutOfOrder(deliveries []Versioned, state Count) Result {
 		acked := j.acked(d.Delivery, fmt.Sprintf("the delivery of version %d (%d of %d)", d.Version, i+1, len(deliveries)))
 		if d.Version == newest.Version {
 			j.eventEffects(d.Effects, 1, acked, d.Delivery.Seq)
-			newestApplied = d.Effects.Taken && d.Effects.Err == "" && d.Effects.N == 1
+			newestApplied = d.Effects.known() && d.Effects.N == 1
 			continue
 		}
 		if j.counted(d.Effects) && d.Effects.N > 1 {

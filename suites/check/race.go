@@ -43,20 +43,13 @@ func RaceRound(burst []history.Attempt, retry history.Attempt, records Count, p 
 		}
 	}
 	if len(successes) > 1 {
+		diffs := Compare(successes[0], successes[1], p)
 		an := anomaly(reports.KindReplayDiffs, successes[1], fmt.Sprintf("the burst got %d different successful answers (differ at %s)",
-			len(successes), strings.Join(Compare(successes[0], successes[1], p), ", ")), successes[0].Seq, successes[1].Seq)
-		an.What = diffPart(Compare(successes[0], successes[1], p))
+			len(successes), strings.Join(diffs, ", ")), successes[0].Seq, successes[1].Seq)
+		an.What = diffPart(diffs)
 		j.add(an)
 	}
-	var seqs []int64
-	for _, s := range successes {
-		seqs = append(seqs, s.Seq)
-	}
-	if len(successes) > 0 {
-		j.records(records, 1, seqs...)
-	} else { // nothing was acknowledged: only a duplicate is a violation
-		j.notMore(records, 1)
-	}
+	j.recordsIf(len(successes) > 0, records, 1, seqsOf(successes)...)
 	if unknown > 0 {
 		j.unknownf("%d of %d requests of the burst got no answer (statuses %s)", unknown, len(burst), statusCounts(statuses))
 	}

@@ -127,10 +127,7 @@ func TestRaceRound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, "ietf", tt.change)
 			expect(t, RaceRound(tt.burst, tt.retry, tt.records, p), tt.verdict, tt.want, tt.says...)
 		})
 	}

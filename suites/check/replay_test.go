@@ -145,11 +145,7 @@ func TestReplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := tt.base
-			if base == "" {
-				base = "ietf"
-			}
-			expect(t, Replay(tt.attempts, tt.records, profile(t, base)), tt.verdict, tt.want, tt.says...)
+			expect(t, Replay(tt.attempts, tt.records, profile(t, tt.base)), tt.verdict, tt.want, tt.says...)
 		})
 	}
 }

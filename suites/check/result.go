@@ -110,6 +110,9 @@ type Count struct {
 	Taken bool
 }
 
+// known reports whether the count was taken without an error: N holds it.
+func (c Count) known() bool { return c.Taken && c.Err == "" }
+
 // Counted returns a taken count.
 func Counted(n int) Count { return Count{N: n, Taken: true} }
 

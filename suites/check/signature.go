@@ -44,14 +44,11 @@ func SignatureForged(f Forgery) Result {
 		return j.result()
 	}
 	acked := j.acked(f.Valid, "the correctly signed delivery after "+f.What)
-	if acked && j.counted(f.ValidEffects) && f.ValidEffects.N == 0 {
-		j.add(countAnomaly(reports.KindDroppedEvent, f.ValidEffects, fmt.Sprintf(
+	// Once the forgery failed the check, the valid delivery adds only a drop or a duplicate.
+	if (acked && f.ValidEffects.N == 0) || f.ValidEffects.N > 1 || len(j.r.Anomalies) == 0 {
+		j.eventOnce(f.ValidEffects, acked, fmt.Sprintf(
 			"the correctly signed delivery of event %s after %s was acknowledged and never took effect: the rejected forgery used up the event id",
-			f.ValidEffects.Key, f.What), f.Delivery.Seq, f.Valid.Seq))
-		return j.result()
-	}
-	if f.ValidEffects.N > 1 || len(j.r.Anomalies) == 0 {
-		j.eventEffects(f.ValidEffects, 1, acked, f.Delivery.Seq, f.Valid.Seq)
+			f.ValidEffects.Key, f.What), f.Delivery.Seq, f.Valid.Seq)
 	}
 	return j.result()
 }

@@ -73,10 +73,7 @@ func TestSlowFirstAttempt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := profile(t, "ietf")
-			if tt.change != nil {
-				tt.change(&p)
-			}
+			p := profile(t, "ietf", tt.change)
 			expect(t, SlowFirstAttempt(tt.s, p), tt.verdict, tt.want, tt.says...)
 		})
 	}

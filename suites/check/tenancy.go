@@ -22,13 +22,8 @@ func TenantScope(a, b history.Attempt, recordsA, recordsB Count, wantA, wantB in
 	if acked && j.sameBody(a, b) {
 		j.add(anomaly(reports.KindCrossTenantResponse, b, fmt.Sprintf("tenant %s received the answer stored for tenant %s", b.Tenant, a.Tenant), a.Seq, b.Seq))
 	}
-	if !acked { // B's request may or may not have left a record: only a duplicate is a violation
-		j.notMore(recordsB, wantB, b.Seq)
-		j.notMore(recordsA, wantA, a.Seq)
-		return j.result()
-	}
-	j.records(recordsB, wantB, b.Seq)
-	j.records(recordsA, wantA, a.Seq)
+	j.recordsIf(acked, recordsB, wantB, b.Seq)
+	j.recordsIf(acked, recordsA, wantA, a.Seq)
 	return j.result()
 }
 

@@ -3,9 +3,11 @@ package embedtest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,8 +32,7 @@ func TestRunT(t *testing.T) {
 	file := managedTarget(t, t.TempDir())
 	run := suites.RunT(t, file, suites.Select("property:dropped-response || property:crash-after-claim || property:crash-under-load", ""))
 	want := map[string]reports.Verdict{"dropped-response": reports.Pass, "crash-after-claim": reports.Pass, "crash-under-load": reports.Pass}
-	if got := verdicts(run); len(got) != len(want) || got["dropped-response"] != reports.Pass ||
-		got["crash-after-claim"] != reports.Pass || got["crash-under-load"] != reports.Pass {
+	if got := verdicts(run); !maps.Equal(got, want) {
 		t.Fatalf("verdicts %v, want %v:\n%s", got, want, failures(run))
 	}
 	kills := 0
@@ -64,6 +65,7 @@ func TestRunTRefusesRemote(t *testing.T) {
 	}
 	ft := &fakeT{}
 	suites.RunT(ft, file)
+	ft.cleanUp()
 	if !ft.fatal || !strings.Contains(ft.msg, "refusing to test") {
 		t.Errorf("RunT on a remote target: fatal %v, %q; want a refusal", ft.fatal, ft.msg)
 	}
@@ -79,12 +81,17 @@ type fakeT struct {
 func (f *fakeT) Helper()                         {}
 func (f *fakeT) Logf(format string, args ...any) {}
 func (f *fakeT) Errorf(format string, args ...any) {
-	f.msg += fmtS(format, args...)
+	f.msg += fmt.Sprintf(format, args...)
 }
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.fatal = true
-	f.msg += fmtS(format, args...)
+	f.msg += fmt.Sprintf(format, args...)
 }
 func (f *fakeT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
 
-func fmtS(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+// cleanUp runs the registered clean-ups, last first, as the test's end would.
+func (f *fakeT) cleanUp() {
+	for _, fn := range slices.Backward(f.cleanups) {
+		fn()
+	}
+}

@@ -3,12 +3,12 @@ package probe
 import (
 	"bytes"
 	"fmt"
-	"github.com/retrysafe/retrysafe/suites/check"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )

@@ -36,6 +36,17 @@ func (fd *finding) do(o *suites.Op, s suites.Send) (history.Attempt, bool) {
 	return a, fd.took(a, sent, describe(s))
 }
 
+// doFirst sends the first, ordinary attempt of a field's exchange, as do does; ok is also
+// false when it was not answered 2xx (the field is then NotProbed, saying so).
+func (fd *finding) doFirst(o *suites.Op) (history.Attempt, bool) {
+	a, ok := fd.do(o, suites.Send{})
+	if ok && !success(a) {
+		fd.notProbed("the first request was answered %d", a.Status)
+		return a, false
+	}
+	return a, ok
+}
+
 // took keeps an attempt sent as how, or notes that the budget was spent (sent false); ok is
 // false unless the attempt got an answer.
 func (fd *finding) took(a history.Attempt, sent bool, how string) bool {

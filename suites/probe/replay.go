@@ -54,12 +54,9 @@ func (p *prober) reordered() profile.Field {
 	if _, _, err := o.Build(p.s.Ctx(), suites.Send{Reformat: true}); err != nil {
 		return fd.notProbed("cannot reorder the body: %v", err)
 	}
-	first, ok := fd.do(o, suites.Send{})
+	first, ok := fd.doFirst(o)
 	if !ok {
 		return fd.f
-	}
-	if !success(first) {
-		return fd.notProbed("the first request was answered %d", first.Status)
 	}
 	second, ok := fd.do(o, suites.Send{Reformat: true})
 	if !ok {

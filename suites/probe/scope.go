@@ -42,12 +42,9 @@ func (p *prober) operationScope() profile.Field {
 // request; when b gets a's answer the key is "shared" and unsafe; when b is refused the key
 // is "shared" too (a global key space), but nothing leaked.
 func (p *prober) scope(fd *finding, a, b *suites.Op, own, leak string) profile.Field {
-	first, ok := fd.do(a, suites.Send{})
+	first, ok := fd.doFirst(a)
 	if !ok {
 		return fd.f
-	}
-	if !success(first) {
-		return fd.notProbed("the first request was answered %d", first.Status)
 	}
 	second, ok := fd.do(b, suites.Send{})
 	if !ok {
@@ -85,12 +82,9 @@ func (p *prober) unauthenticated() profile.Field {
 		return fd.notProbed("%s", why)
 	}
 	o := p.s.NewOp(p.def)
-	first, ok := fd.do(o, suites.Send{})
+	first, ok := fd.doFirst(o)
 	if !ok {
 		return fd.f
-	}
-	if !success(first) {
-		return fd.notProbed("the first request was answered %d", first.Status)
 	}
 	stranger, ok := fd.do(o, suites.Send{Auth: "none"})
 	if !ok {

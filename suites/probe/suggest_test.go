@@ -1,6 +1,7 @@
 package probe_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,11 +99,9 @@ retention: 24h
 				t.Errorf("the suggestion loads as %+v", p)
 			}
 			if p.Base != tg.Profile.Base || p.InFlight != tg.Profile.InFlight || p.ErrorPolicy != tg.Profile.ErrorPolicy ||
-				p.Expired != tg.Profile.Expired || !slicesEqual(p.Ignore.JSONPaths, tg.Profile.Ignore.JSONPaths) {
+				p.Expired != tg.Profile.Expired || !slices.Equal(p.Ignore.JSONPaths, tg.Profile.Ignore.JSONPaths) {
 				t.Errorf("the suggestion lost what was not probed: %+v, file %+v", p, tg.Profile)
 			}
 		})
 	}
 }
-
-func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }

@@ -159,20 +159,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.Correct = append(res.Correct, cs...)
 	}
-	for _, row := range rows(opts.Mutants) {
-		for _, store := range opts.Stores {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			started := time.Now()
-			cell, err := runCell(ctx, st, row, store)
-			if err != nil {
-				return res, err
-			}
-			cell.Seconds = time.Since(started).Seconds()
-			printCell(opts.Progress, cell)
-			res.Cells = append(res.Cells, cell)
-		}
+	if err := res.addCells(ctx, st, rows(opts.Mutants), runCell); err != nil {
+		return res, err
 	}
 	if opts.NoConsumers {
 		return res, nil
@@ -193,22 +181,28 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Correct = append(res.Correct, cs...)
 		}
 	}
-	for _, row := range consumerRows(opts.Mutants) {
-		for _, store := range opts.Stores {
+	return res, res.addCells(ctx, st, consumerRows(opts.Mutants), runConsumerCell)
+}
+
+// addCells runs each row's cell on each store (run: runCell or runConsumerCell), timed, and
+// adds it to the matrix, printing it as it ends.
+func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(context.Context, *stores, row, string) (Cell, error)) error {
+	for _, row := range rows {
+		for _, store := range st.opts.Stores {
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return err
 			}
 			started := time.Now()
-			cell, err := runConsumerCell(ctx, st, row, store)
+			cell, err := run(ctx, st, row, store)
 			if err != nil {
-				return res, err
+				return err
 			}
 			cell.Seconds = time.Since(started).Seconds()
-			printCell(opts.Progress, cell)
-			res.Cells = append(res.Cells, cell)
+			printCell(st.opts.Progress, cell)
+			r.Cells = append(r.Cells, cell)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // printCell prints one cell's line of progress.
@@ -217,14 +211,15 @@ func printCell(w io.Writer, c Cell) {
 	if c.Transport != "" {
 		name += "/" + c.Transport
 	}
-	fmt.Fprintf(w, "  %-26s %-9s %-23s %s (%.1fs)%s\n", name, c.Store, c.Property, c.Result, c.Seconds, reasonSuffix(c.Reason))
+	printProgress(w, name, c.Store, c.Property, c.Result, c.Seconds, c.Reason)
 }
 
-func reasonSuffix(r string) string {
-	if r == "" {
-		return ""
+// printProgress prints one line of progress: a cell's or a property's of the correct API.
+func printProgress(w io.Writer, name, store, property, result string, seconds float64, reason string) {
+	if reason != "" {
+		reason = ": " + reason
 	}
-	return ": " + r
+	fmt.Fprintf(w, "  %-26s %-9s %-23s %s (%.1fs)%s\n", name, store, property, result, seconds, reason)
 }
 
 // row is one row of the matrix: a mutant (or the two-memory-instances setup), of the API or
@@ -307,7 +302,7 @@ func correctResults(st *stores, store, shape string, run *reports.Run) []Correct
 		if shape != "" {
 			label = "(correct " + shape + ")"
 		}
-		fmt.Fprintf(st.opts.Progress, "  %-26s %-9s %-23s %s (%.1fs)%s\n", label, store, p.Name, c.Result, c.Seconds, reasonSuffix(c.Reason))
+		printProgress(st.opts.Progress, label, store, p.Name, c.Result, c.Seconds, c.Reason)
 		out = append(out, c)
 	}
 	return out

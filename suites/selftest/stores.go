@@ -3,7 +3,6 @@ package selftest
 import (
 	"context"
 	"fmt"
-	"github.com/retrysafe/retrysafe/targets/examples"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
@@ -98,7 +98,6 @@ type cell struct {
 	labelFilter string
 	shape       *shape        // nil: the reference as reference.yaml describes it
 	retention   time.Duration // declared and served (0: the self-test's)
-	serve       time.Duration // the retention the API is started with (0: retention)
 	maxWait     time.Duration // --max-wait of the run (0: the default)
 }
 
@@ -129,9 +128,6 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 		Retention:   retention,
 		LockTimeout: st.opts.LockTimeout,
 		WorkDelay:   reference.DefaultWorkDelay,
-	}
-	if c.serve > 0 {
-		cfg.Retention = c.serve
 	}
 	doc := examples.Reference
 	if c.shape != nil {
@@ -167,11 +163,9 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 		return nil, err
 	}
 	defer t.Close()
-	handed = true
-	opts := []suites.Option{suites.WithSink(sink)}
-	if cfg.Downstream == "" {
-		opts = nil // an API without a downstream calls no sink
-		sink.Close()
+	var opts []suites.Option
+	if cfg.Downstream != "" { // an API without a downstream (a shape's) calls no sink
+		opts, handed = []suites.Option{suites.WithSink(sink)}, true
 	}
 	return st.run(ctx, t, id, c.labelFilter, c.maxWait, opts...)
 }

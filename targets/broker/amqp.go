@@ -104,11 +104,9 @@ func (t *AMQPTopology) Publisher(ctx context.Context) (*AMQPPublisher, error) {
 
 // dialAMQP connects to url within timeout and ctx.
 func dialAMQP(ctx context.Context, url string, timeout time.Duration) (*amqp.Connection, error) {
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if timeout <= 0 {
-		return nil, context.DeadlineExceeded
+	timeout, err := dialBudget(ctx, timeout)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := amqp.DialConfig(url, amqp.Config{
 		Dial:       amqp.DefaultDial(timeout),
@@ -118,6 +116,17 @@ func dialAMQP(ctx context.Context, url string, timeout time.Duration) (*amqp.Con
 		return nil, fmt.Errorf("connect to RabbitMQ at %s: %w", redactURL(url), err)
 	}
 	return conn, nil
+}
+
+// dialBudget is timeout cut to what is left of ctx, or an error when nothing is left.
+func dialBudget(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
+	if timeout <= 0 {
+		return 0, context.DeadlineExceeded
+	}
+	return timeout, nil
 }
 
 // amqpCloseTimeout bounds the close handshake of a connection.

@@ -125,8 +125,8 @@ func TestAMQPPublishRefused(t *testing.T) {
 func TestAMQPPublishWithoutConfirmIsUnknown(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	topo := setupAMQP(t)
-	proxy := newProxy(t, topo.URL)
-	pub, err := NewAMQPPublisher(ctx, proxyURL(t, topo.URL, proxy), topo.Exchange, topo.RoutingKey)
+	proxy, proxied := newProxy(t, topo.URL)
+	pub, err := NewAMQPPublisher(ctx, proxied, topo.Exchange, topo.RoutingKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +177,9 @@ func TestAMQPTeardownTwice(t *testing.T) {
 	}
 }
 
-// newProxy starts an embedded Toxiproxy forwarding to the host of brokerURL.
-func newProxy(t *testing.T, brokerURL string) *faults.Proxy {
+// newProxy starts an embedded Toxiproxy forwarding to the host of brokerURL, and returns it
+// with brokerURL through it.
+func newProxy(t *testing.T, brokerURL string) (*faults.Proxy, string) {
 	t.Helper()
 	u, err := url.Parse(brokerURL)
 	if err != nil {
@@ -193,16 +194,6 @@ func newProxy(t *testing.T, brokerURL string) *faults.Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
-}
-
-// proxyURL is brokerURL with its host replaced by the proxy's.
-func proxyURL(t *testing.T, brokerURL string, p *faults.Proxy) string {
-	t.Helper()
-	u, err := url.Parse(brokerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	u.Host = p.Listen()
-	return u.String()
+	return p, u.String()
 }

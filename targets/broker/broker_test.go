@@ -45,16 +45,7 @@ func setupAMQP(t *testing.T) *AMQPTopology {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.Setup(testContext(t, 10*time.Second)); err != nil {
-		t.Fatalf("these tests need RabbitMQ at %s (set RETRYSAFE_AMQP_URL to use another): %v", redactURL(topo.URL), err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := topo.Teardown(ctx); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	})
+	setUp(t, topo, "RabbitMQ at "+redactURL(topo.URL)+" (set RETRYSAFE_AMQP_URL to use another)")
 	return topo
 }
 
@@ -65,8 +56,16 @@ func setupJetStream(t *testing.T, opts ...Option) *JetStreamTopology {
 	if err != nil {
 		t.Fatal(err)
 	}
+	setUp(t, topo, "NATS with JetStream at "+topo.URL+" (set RETRYSAFE_NATS_URL to use another)")
+	return topo
+}
+
+// setUp sets topo up, failing the test with what it needs when it cannot, and tears it down
+// when the test ends.
+func setUp(t *testing.T, topo Topology, needs string) {
+	t.Helper()
 	if err := topo.Setup(testContext(t, 10*time.Second)); err != nil {
-		t.Fatalf("these tests need NATS with JetStream at %s (set RETRYSAFE_NATS_URL to use another): %v", topo.URL, err)
+		t.Fatalf("these tests need %s: %v", needs, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -75,5 +74,4 @@ func setupJetStream(t *testing.T, opts ...Option) *JetStreamTopology {
 			t.Errorf("teardown: %v", err)
 		}
 	})
-	return topo
 }

@@ -195,11 +195,9 @@ func (t *JetStreamTopology) Publisher(ctx context.Context) (*JetStreamPublisher,
 // connectNATS connects to url within timeout and ctx. A publish while the link is down fails
 // at once instead of being buffered.
 func connectNATS(ctx context.Context, url string, timeout time.Duration) (*nats.Conn, error) {
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if timeout <= 0 {
-		return nil, context.DeadlineExceeded
+	timeout, err := dialBudget(ctx, timeout)
+	if err != nil {
+		return nil, err
 	}
 	nc, err := nats.Connect(url, nats.Name("retrysafe harness"), nats.Timeout(timeout), nats.ReconnectBufSize(-1))
 	if err != nil {
@@ -208,17 +206,27 @@ func connectNATS(ctx context.Context, url string, timeout time.Duration) (*nats.
 	return nc, nil
 }
 
+// connectJetStream connects as connectNATS does and opens the connection's JetStream context.
+func connectJetStream(ctx context.Context, url string, timeout time.Duration) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := connectNATS(ctx, url, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("JetStream on %s: %w", redactURL(url), err)
+	}
+	return nc, js, nil
+}
+
 // withJetStream runs fn on the JetStream context of a fresh connection and closes it.
 func withJetStream(ctx context.Context, url string, timeout time.Duration, fn func(context.Context, jetstream.JetStream) error) error {
-	nc, err := connectNATS(ctx, url, timeout)
+	nc, js, err := connectJetStream(ctx, url, timeout)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("JetStream on %s: %w", redactURL(url), err)
-	}
 	// The JetStream calls are bounded by its default API timeout when ctx has no deadline.
 	return fn(ctx, js)
 }

@@ -14,7 +14,8 @@ import (
 // and waits for the stream's ack. The Receipt says whether the stream dropped the message as a
 // duplicate of one published within its duplicates window.
 type JetStreamPublisher struct {
-	subject, stream string
+	subject     string
+	publishOpts []jetstream.PublishOpt // expect the stream, when one was named
 
 	mu     sync.Mutex
 	nc     *nats.Conn
@@ -29,16 +30,15 @@ var _ Publisher = (*JetStreamPublisher)(nil)
 // WithDialTimeout.
 func NewJetStreamPublisher(ctx context.Context, url, subject, stream string, opts ...Option) (*JetStreamPublisher, error) {
 	c := newConfig(opts)
-	nc, err := connectNATS(ctx, url, c.dialTimeout)
+	nc, js, err := connectJetStream(ctx, url, c.dialTimeout)
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("JetStream on %s: %w", redactURL(url), err)
+	p := &JetStreamPublisher{subject: subject, nc: nc, js: js}
+	if stream != "" {
+		p.publishOpts = []jetstream.PublishOpt{jetstream.WithExpectStream(stream)}
 	}
-	return &JetStreamPublisher{subject: subject, stream: stream, nc: nc, js: js}, nil
+	return p, nil
 }
 
 // Publish sends m and waits for the stream's ack. A refusal by the stream, no stream on the
@@ -60,11 +60,7 @@ func (p *JetStreamPublisher) Publish(ctx context.Context, m Message) (Receipt, e
 	}
 	msg.Header.Set(jetstream.MsgIDHeader, m.ID)
 	msg.Data = m.Body
-	var opts []jetstream.PublishOpt
-	if p.stream != "" {
-		opts = append(opts, jetstream.WithExpectStream(p.stream))
-	}
-	ack, err := p.js.PublishMsg(ctx, msg, opts...)
+	ack, err := p.js.PublishMsg(ctx, msg, p.publishOpts...)
 	if err != nil {
 		return Receipt{}, publishError(m.ID, p.subject, err)
 	}

@@ -49,14 +49,3 @@ func (h *History) Events() []Event {
 	slices.SortStableFunc(out, func(a, b Event) int { return a.At.Compare(b.At) })
 	return out
 }
-
-// During returns the events that took effect while the attempt was in flight.
-func During(events []Event, a Attempt) []Event {
-	var out []Event
-	for _, e := range events {
-		if !e.At.Before(a.Start) && !e.At.After(a.End) {
-			out = append(out, e)
-		}
-	}
-	return out
-}

@@ -76,6 +76,10 @@ type Attempt struct {
 // Duration is how long the attempt took, from Start to End.
 func (a Attempt) Duration() time.Duration { return a.End.Sub(a.Start) }
 
+// InFlightAt reports whether t falls within the attempt, from its start to its end inclusive:
+// whether a fault that took effect at t (a kill, say) hit it.
+func (a Attempt) InFlightAt(t time.Time) bool { return !t.Before(a.Start) && !t.After(a.End) }
+
 // History is an append-only, concurrency-safe record of attempts.
 // The zero value is not usable; call New.
 type History struct {

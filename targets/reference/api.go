@@ -12,6 +12,8 @@ import (
 	"log"
 	"net/http"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
 // Defaults of the reference API.
@@ -277,24 +279,12 @@ func writeStored(w http.ResponseWriter, resp Response, replayed bool) {
 	w.Write(resp.Body)
 }
 
-// PruneLoop deletes expired keys until ctx ends. It does nothing when keys never expire.
+// PruneLoop deletes expired keys until ctx ends (storekit.PruneLoop: every quarter of the
+// retention). It does nothing when keys never expire.
 func (a *API) PruneLoop(ctx context.Context) {
 	retention := a.retention()
-	if retention <= 0 {
-		return
-	}
-	every := min(max(retention/4, 100*time.Millisecond), time.Minute)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			// Keep a margin of one retention: Claim already treats expired keys as new.
-			if _, err := a.cfg.Store.Prune(ctx, a.cfg.Now().Add(-2*retention)); err != nil && ctx.Err() == nil {
-				a.cfg.Logger.Printf("prune: %v", err)
-			}
-		}
-	}
+	storekit.PruneLoop(ctx, retention, func(ctx context.Context) (int, error) {
+		// Keep a margin of one retention: Claim already treats expired keys as new.
+		return a.cfg.Store.Prune(ctx, a.cfg.Now().Add(-2*retention))
+	}, a.cfg.Logger)
 }

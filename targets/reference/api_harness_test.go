@@ -209,7 +209,12 @@ func (h *apiHarness) post(path, tenant, key, body string) apiResp {
 
 // postAsync sends a POST from a goroutine; the channel yields its answer.
 func (h *apiHarness) postAsync(path, tenant, key, body string) <-chan apiResp {
-	req := h.newPost(path, tenant, key, body)
+	return h.sendAsync(h.newPost(path, tenant, key, body))
+}
+
+// sendAsync sends req from a goroutine; the channel yields its answer (status -1 and the
+// error as body when it got none).
+func (h *apiHarness) sendAsync(req *http.Request) <-chan apiResp {
 	ch := make(chan apiResp, 1)
 	go func() {
 		r, err := h.send(req)

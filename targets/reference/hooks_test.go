@@ -187,14 +187,7 @@ func TestDelayHeaderWidensInFlightWindow(t *testing.T) {
 			req := h.newPost(ordersPath, "alice", "delay-1", body)
 			req.Header.Set(DelayHeader, strconv.Itoa(int(delay.Milliseconds())))
 			start := time.Now()
-			ch := make(chan apiResp, 1)
-			go func() {
-				r, err := h.send(req)
-				if err != nil {
-					r = apiResp{status: -1, body: []byte(err.Error())}
-				}
-				ch <- r
-			}()
+			ch := h.sendAsync(req)
 			select {
 			case <-watch.claimed:
 			case <-time.After(20 * time.Second):

@@ -18,11 +18,6 @@ const DefaultRedisURL = storekit.DefaultRedisURL
 // DefaultRedisPrefix namespaces every Redis key when OpenRedis gets an empty prefix.
 const DefaultRedisPrefix = "retrysafe:"
 
-// minKeyTTL is the smallest Redis expiry given to a key hash. The TTL only collects
-// garbage; the claim rule works on the caller's clock, so a short retention must not
-// make Redis drop a key the caller still considers live.
-const minKeyTTL = time.Minute
-
 // RedisStore is the Redis Store. Every write is one Lua script, so several processes
 // sharing one Redis behave as instances of one service.
 //
@@ -114,13 +109,6 @@ redis.call('HSET', k, 'state', 'done', 'status', ARGV[3], 'body', ARGV[4])
 return 1
 `)
 
-// releaseScript deletes KEYS[1] if it is in progress with token ARGV[1].
-var releaseScript = redis.NewScript(`
-local row = redis.call('HMGET', KEYS[1], 'state', 'token')
-if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-return 0
-`)
-
 // addRecordScript writes a record: KEYS record hash, index list; ARGV record fields.
 var addRecordScript = redis.NewScript(putRecordLua + `
 put_record(KEYS[1], KEYS[2], 1)
@@ -142,17 +130,9 @@ return out
 
 // Claim atomically applies Decide to the scope's key in one script.
 func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	var retCut, lockCut string
-	var ttl time.Duration
-	if req.Retention > 0 {
-		retCut = storekit.EncodeTime(req.Now.Add(-req.Retention))
-		ttl = max(2*req.Retention, minKeyTTL)
-	}
-	if req.LockTimeout > 0 {
-		lockCut = storekit.EncodeTime(req.Now.Add(-req.LockTimeout))
-	}
 	v, err := claimScript.Run(ctx, s.rdb, []string{s.keyKey(req.Scope)}, req.Fingerprint,
-		storekit.EncodeTime(storeTime(req.Now)), retCut, lockCut, ttl.Milliseconds(),
+		storekit.EncodeTime(storeTime(req.Now)), storekit.Cutoff(req.Now, req.Retention),
+		storekit.Cutoff(req.Now, req.LockTimeout), storekit.TTLMillis(req.Retention),
 		tokenArg(initialToken(req.Now))).Slice()
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
@@ -239,8 +219,7 @@ func (s *RedisStore) complete(ctx context.Context, mode string, c Completion, r 
 
 // Release deletes the scope's key if it is in progress with this token.
 func (s *RedisStore) Release(ctx context.Context, scope string, token int64) error {
-	err := releaseScript.Run(ctx, s.rdb, []string{s.keyKey(scope)}, tokenArg(token)).Err()
-	if err != nil {
+	if err := storekit.Release(ctx, s.rdb, s.keyKey(scope), token); err != nil {
 		return fmt.Errorf("redis store: release: %w", err)
 	}
 	return nil

@@ -41,33 +41,14 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 // Close closes the connection pool.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-// maxClaimAttempts bounds the optimistic claim loop; each lost attempt means another
-// claimer made progress, so reaching it indicates a bug rather than contention.
-const maxClaimAttempts = 100
-
 // Claim implements Store: INSERT ... ON CONFLICT DO NOTHING RETURNING for a new key;
 // otherwise read the row, apply Decide, and on a reset update it only if its token is
-// unchanged (optimistic fencing), trying again when another claimer won.
+// unchanged (optimistic fencing), trying again when another claimer won
+// (storekit.ClaimLoop).
 func (s *SQLStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	for range maxClaimAttempts {
-		var res ClaimResult
-		var done bool
-		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-			var err error
-			res, done, err = s.claimOnce(ctx, tx, req)
-			return done, err
-		})
-		if err != nil {
-			return ClaimResult{}, fmt.Errorf("claim: %w", err)
-		}
-		if done {
-			return res, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return ClaimResult{}, fmt.Errorf("claim: %w", err)
-		}
-	}
-	return ClaimResult{}, fmt.Errorf("claim %q: no decision after %d attempts", req.Scope, maxClaimAttempts)
+	return storekit.ClaimLoop(ctx, s.db, req.Scope, func(tx *sql.Tx) (ClaimResult, bool, error) {
+		return s.claimOnce(ctx, tx, req)
+	})
 }
 
 // claimOnce makes one claim attempt; done=false means it lost a race and must be retried.
@@ -113,11 +94,6 @@ func (s *SQLStore) claimOnce(ctx context.Context, tx *sql.Tx, req ClaimRequest) 
 	return ClaimResult{Outcome: Claimed, Token: next.Token}, true, nil
 }
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // Lookup implements Store.
 func (s *SQLStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) {
 	row, err := s.lookup(ctx, s.db, scope)
@@ -127,7 +103,7 @@ func (s *SQLStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) {
 	return row, nil
 }
 
-func (s *SQLStore) lookup(ctx context.Context, q queryer, scope string) (*KeyRow, error) {
+func (s *SQLStore) lookup(ctx context.Context, q storekit.Queryer, scope string) (*KeyRow, error) {
 	var (
 		row               KeyRow
 		state             string
@@ -171,15 +147,12 @@ func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
 // atomicComplete finishes the key and writes the record in one transaction; a fenced
 // completion rolls back and writes nothing.
 func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, error) {
-	var ok bool
-	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-		var err error
-		if ok, err = s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
+	return s.db.InTxOK(ctx, func(tx *sql.Tx) (bool, error) {
+		if ok, err := s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
 			return ok, err
 		}
 		return true, s.insertRecord(ctx, tx, *c.Record)
 	})
-	return ok && err == nil, err
 }
 
 // splitComplete is the split-write mutant: the record commits on its own, then the key.
@@ -190,13 +163,7 @@ func (s *SQLStore) splitComplete(ctx context.Context, c Completion) (bool, error
 			return false, err
 		}
 	}
-	var ok bool
-	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-		var err error
-		ok, err = s.finishKey(ctx, tx, c)
-		return ok, err
-	})
-	return ok, err
+	return s.db.InTxOK(ctx, func(tx *sql.Tx) (bool, error) { return s.finishKey(ctx, tx, c) })
 }
 
 // finishKey marks the key done if it is still in progress with the completion's token.

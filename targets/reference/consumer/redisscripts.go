@@ -70,10 +70,3 @@ local row = redis.call('HMGET', KEYS[1], 'state', 'token')
 if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('HSET', KEYS[1], 'state', 'done') return 1 end
 return 0
 `)
-
-// releaseScript deletes KEYS[1] if it is in progress with token ARGV[1].
-var releaseScript = redis.NewScript(`
-local row = redis.call('HMGET', KEYS[1], 'state', 'token')
-if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-return 0
-`)

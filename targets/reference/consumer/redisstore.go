@@ -17,10 +17,6 @@ import (
 // does not start with the reference API's "retrysafe:", so neither purges the other.
 const DefaultRedisPrefix = "retrysafe-consumer:"
 
-// minEventTTL is the smallest Redis expiry of a dedupe record. The TTL only collects
-// garbage; the claim rule works on the caller's clock.
-const minEventTTL = time.Minute
-
 // RedisStore is the Redis Store. Every write is one Lua script, so several processes
 // sharing one Redis behave as instances of one service.
 //
@@ -57,15 +53,9 @@ func OpenRedis(ctx context.Context, url, prefix string) (*RedisStore, error) {
 
 // Claim implements Store with one script.
 func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	var retCut, lockCut string
-	if req.Retention > 0 {
-		retCut = storekit.EncodeTime(req.Now.Add(-req.Retention))
-	}
-	if req.LockTimeout > 0 {
-		lockCut = storekit.EncodeTime(req.Now.Add(-req.LockTimeout))
-	}
 	v, err := claimScript.Run(ctx, s.rdb, []string{s.eventKey(req.Key)},
-		storekit.EncodeTime(storeTime(req.Now)), retCut, lockCut, s.ttl(req.Retention),
+		storekit.EncodeTime(storeTime(req.Now)), storekit.Cutoff(req.Now, req.Retention),
+		storekit.Cutoff(req.Now, req.LockTimeout), storekit.TTLMillis(req.Retention),
 		tokenArg(initialToken(req.Now))).Slice()
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("redis store: claim: %w", err)
@@ -83,14 +73,6 @@ func (s *RedisStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, 
 		return ClaimResult{Outcome: o}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("redis store: claim: unexpected reply %v", v)
-}
-
-// ttl is the Redis expiry of a dedupe record, in milliseconds (0 = none).
-func (s *RedisStore) ttl(retention time.Duration) int64 {
-	if retention <= 0 {
-		return 0
-	}
-	return max(2*retention, minEventTTL).Milliseconds()
 }
 
 // Lookup implements Store.
@@ -145,7 +127,7 @@ func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 		s.prefix + "eff:o:" + e.Object, s.prefix + "obj:" + e.Object}
 	n, err := completeScript.Run(ctx, s.rdb, keys, mode, tokenArg(c.Token), data,
 		strconv.FormatInt(e.Version, 10), e.Event, storekit.EncodeTime(storeTime(c.Now)),
-		tokenArg(initialToken(c.Now)), blind, s.ttl(c.Retention)).Int()
+		tokenArg(initialToken(c.Now)), blind, storekit.TTLMillis(c.Retention)).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis store: complete (%s): %w", mode, err)
 	}
@@ -163,7 +145,7 @@ func (s *RedisStore) MarkDone(ctx context.Context, key string, token int64) (boo
 
 // Release implements Store.
 func (s *RedisStore) Release(ctx context.Context, key string, token int64) error {
-	if err := releaseScript.Run(ctx, s.rdb, []string{s.eventKey(key)}, tokenArg(token)).Err(); err != nil {
+	if err := storekit.Release(ctx, s.rdb, s.eventKey(key), token); err != nil {
 		return fmt.Errorf("redis store: release: %w", err)
 	}
 	return nil

@@ -55,24 +55,10 @@ func (c *Consumer) PruneOnce(ctx context.Context) (int, error) {
 }
 
 // PruneLoop runs PruneOnce every quarter of the retention (between 100 ms and a minute)
-// until ctx ends. It does nothing when dedupe records are never forgotten.
+// until ctx ends (storekit.PruneLoop). It does nothing when dedupe records are never
+// forgotten.
 func (c *Consumer) PruneLoop(ctx context.Context) {
-	retention := c.retention()
-	if retention <= 0 {
-		return
-	}
-	t := time.NewTicker(min(max(retention/4, 100*time.Millisecond), time.Minute))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := c.PruneOnce(ctx); err != nil && ctx.Err() == nil {
-				c.cfg.Logger.Printf("prune: %v", err)
-			}
-		}
-	}
+	storekit.PruneLoop(ctx, c.retention(), c.PruneOnce, c.cfg.Logger)
 }
 
 // ServeOptions configures Serve.

@@ -12,10 +12,8 @@ import (
 // token, or upserted with Force, or skipped without a Key), insert the effect row and move
 // the object's state forward.
 func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
-	var ok bool
-	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-		var err error
-		if ok, err = s.finishEvent(ctx, tx, c); !ok || err != nil {
+	ok, err := s.db.InTxOK(ctx, func(tx *sql.Tx) (bool, error) {
+		if ok, err := s.finishEvent(ctx, tx, c); !ok || err != nil {
 			return false, err
 		}
 		return true, s.applyEffect(ctx, tx, c)
@@ -78,12 +76,7 @@ func (s *SQLStore) applyEffect(ctx context.Context, tx *sql.Tx, c Completion) er
 
 // MarkDone implements Store.
 func (s *SQLStore) MarkDone(ctx context.Context, key string, token int64) (bool, error) {
-	var ok bool
-	err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-		var err error
-		ok, err = s.markDone(ctx, tx, key, token)
-		return ok, err
-	})
+	ok, err := s.db.InTxOK(ctx, func(tx *sql.Tx) (bool, error) { return s.markDone(ctx, tx, key, token) })
 	if err != nil {
 		return false, fmt.Errorf("mark done: %w", err)
 	}

@@ -42,33 +42,14 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQLStore, error) {
 // Close closes the connection pool.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-// maxClaimAttempts bounds the optimistic claim loop; each lost attempt means another
-// claimer made progress, so reaching it indicates a bug rather than contention.
-const maxClaimAttempts = 100
-
 // Claim implements Store: INSERT ... ON CONFLICT DO NOTHING RETURNING for a new event;
 // otherwise read the record, apply Decide, and on a reset update it only if its token is
-// unchanged (optimistic fencing), trying again when another claimer won.
+// unchanged (optimistic fencing), trying again when another claimer won
+// (storekit.ClaimLoop).
 func (s *SQLStore) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	for range maxClaimAttempts {
-		var res ClaimResult
-		var done bool
-		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
-			var err error
-			res, done, err = s.claimOnce(ctx, tx, req)
-			return done, err
-		})
-		if err != nil {
-			return ClaimResult{}, fmt.Errorf("claim: %w", err)
-		}
-		if done {
-			return res, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return ClaimResult{}, fmt.Errorf("claim: %w", err)
-		}
-	}
-	return ClaimResult{}, fmt.Errorf("claim %q: no decision after %d attempts", req.Key, maxClaimAttempts)
+	return storekit.ClaimLoop(ctx, s.db, req.Key, func(tx *sql.Tx) (ClaimResult, bool, error) {
+		return s.claimOnce(ctx, tx, req)
+	})
 }
 
 // claimOnce makes one claim attempt; done=false means it lost a race and must be retried.
@@ -108,11 +89,6 @@ func (s *SQLStore) claimOnce(ctx context.Context, tx *sql.Tx, req ClaimRequest) 
 	return ClaimResult{Outcome: Claimed, Token: next.Token}, true, nil
 }
 
-// queryer is what *sql.DB and *sql.Tx share.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // Lookup implements Store.
 func (s *SQLStore) Lookup(ctx context.Context, key string) (*EventRow, error) {
 	row, err := s.lookup(ctx, s.db, key)
@@ -122,7 +98,7 @@ func (s *SQLStore) Lookup(ctx context.Context, key string) (*EventRow, error) {
 	return row, nil
 }
 
-func (s *SQLStore) lookup(ctx context.Context, q queryer, key string) (*EventRow, error) {
+func (s *SQLStore) lookup(ctx context.Context, q storekit.Queryer, key string) (*EventRow, error) {
 	var (
 		row               EventRow
 		state             string

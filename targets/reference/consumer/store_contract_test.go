@@ -102,12 +102,14 @@ var storeContracts = []struct {
 
 // TestStoreContract runs every contract case on every store, each on a fresh backend.
 func TestStoreContract(t *testing.T) {
-	forEachStore(t, AllStores, func(t *testing.T, _ backend) {
-		store := t.Name()[len("TestStoreContract/"):]
-		for _, c := range storeContracts {
-			t.Run(c.name, func(t *testing.T) { c.run(t, newBackend(t, store).open(t)) })
-		}
-	})
+	for _, store := range AllStores {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range storeContracts {
+				t.Run(c.name, func(t *testing.T) { c.run(t, newBackend(t, store).open(t)) })
+			}
+		})
+	}
 }
 
 func scNewClaim(t *testing.T, s Store) {

@@ -28,12 +28,7 @@ func TestAMQPHandlesEachMessageOnce(t *testing.T) {
 	rec.waitAcked(t, all)
 	r.stop(t) // closing the link would requeue anything unacknowledged
 
-	for _, id := range all {
-		d := rec.deliveries(id)
-		if len(d) != 1 || d[0].Redelivered || d[0].Attempt != 1 || string(d[0].Body) != "body of "+id {
-			t.Errorf("%s: deliveries %+v, want one first delivery", id, d)
-		}
-	}
+	checkEachOnce(t, rec, all)
 	if got := most.Load(); got < 2 || got > int32(opts.Prefetch) {
 		t.Errorf("at most %d handlers ran at a time, want 2-%d", got, opts.Prefetch)
 	}
@@ -168,27 +163,7 @@ func TestAMQPCrashMidHandler(t *testing.T) {
 func TestAMQPCompetingConsumersShare(t *testing.T) {
 	t.Parallel()
 	topo, pub := amqpQueue(t)
-	recs := []*recorder{newRecorder(), newRecorder()}
-	for _, rec := range recs {
-		start(t, amqpOptions(topo), func(ctx context.Context, m Message) Decision {
-			time.Sleep(5 * time.Millisecond)
-			return rec.acking(ctx, m)
-		})
-	}
-	all := ids("c", 40)
-	publish(t, pub, all...)
-	deadline := time.Now().Add(waitLimit)
-	for recs[0].total()+recs[1].total() < len(all) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, id := range all {
-		if n := len(recs[0].deliveries(id)) + len(recs[1].deliveries(id)); n != 1 {
-			t.Errorf("%s handled %d times by the two consumers, want 1", id, n)
-		}
-	}
-	if recs[0].total() == 0 || recs[1].total() == 0 {
-		t.Errorf("consumers handled %d and %d messages: not shared", recs[0].total(), recs[1].total())
-	}
+	checkCompetingConsumersShare(t, amqpOptions(topo), pub)
 }
 
 // A broker that does not answer yet is retried with the backoff until it does.

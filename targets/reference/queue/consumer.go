@@ -80,21 +80,18 @@ func (c *consumer) drain() {
 	}
 }
 
-// backoff doubles from min to max.
+// backoff doubles from min to max, attempt after attempt.
 type backoff struct {
-	min, max, cur time.Duration
+	min, max time.Duration
+	attempt  int
 }
 
 func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(2*b.cur, b.max)
-	}
-	return b.cur
+	b.attempt++
+	return backoffDelay(b.min, b.max, b.attempt)
 }
 
-func (b *backoff) reset() { b.cur = 0 }
+func (b *backoff) reset() { b.attempt = 0 }
 
 // backoffDelay is the wait before attempt n (from 1) of a backoff doubling from lo to hi.
 func backoffDelay(lo, hi time.Duration, n int) time.Duration {

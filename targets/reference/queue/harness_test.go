@@ -62,14 +62,7 @@ func amqpQueue(t *testing.T) (*broker.AMQPTopology, broker.Publisher) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.Setup(ctx); err != nil {
-		t.Fatalf("these tests need RabbitMQ (set RETRYSAFE_AMQP_URL to use another): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Teardown(context.Background()); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	})
+	setUp(t, topo, "RabbitMQ (set RETRYSAFE_AMQP_URL to use another)")
 	pub, err := topo.Publisher(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -87,14 +80,7 @@ func natsStream(t *testing.T, consumer bool) (*broker.JetStreamTopology, *broker
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.Setup(ctx); err != nil {
-		t.Fatalf("these tests need NATS JetStream (set RETRYSAFE_NATS_URL to use another): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := topo.Teardown(context.Background()); err != nil {
-			t.Errorf("teardown: %v", err)
-		}
-	})
+	setUp(t, topo, "NATS JetStream (set RETRYSAFE_NATS_URL to use another)")
 	if consumer {
 		if err := topo.CreateConsumer(ctx); err != nil {
 			t.Fatal(err)
@@ -106,6 +92,20 @@ func natsStream(t *testing.T, consumer bool) (*broker.JetStreamTopology, *broker
 	}
 	t.Cleanup(func() { pub.Close() })
 	return topo, pub
+}
+
+// setUp sets topo up, failing the test with what it needs when it cannot, and tears it down
+// when the test ends.
+func setUp(t *testing.T, topo broker.Topology, needs string) {
+	t.Helper()
+	if err := topo.Setup(testContext(t)); err != nil {
+		t.Fatalf("these tests need %s: %v", needs, err)
+	}
+	t.Cleanup(func() {
+		if err := topo.Teardown(context.Background()); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	})
 }
 
 func amqpOptions(topo *broker.AMQPTopology) Options {
@@ -123,6 +123,45 @@ func publish(t *testing.T, pub broker.Publisher, ids ...string) {
 		if err != nil || r.Duplicate {
 			t.Fatalf("publish %s: %+v, %v", id, r, err)
 		}
+	}
+}
+
+// checkEachOnce checks that each of ids was delivered exactly once, as a first delivery with
+// the body publish gave it.
+func checkEachOnce(t *testing.T, rec *recorder, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		d := rec.deliveries(id)
+		if len(d) != 1 || d[0].Redelivered || d[0].Attempt != 1 || string(d[0].Body) != "body of "+id {
+			t.Errorf("%s: deliveries %+v, want one first delivery", id, d)
+		}
+	}
+}
+
+// checkCompetingConsumersShare runs two consumers with opts, publishes 40 messages with pub,
+// and checks that each was handled by one consumer only, and that both handled some.
+func checkCompetingConsumersShare(t *testing.T, opts Options, pub broker.Publisher) {
+	t.Helper()
+	recs := []*recorder{newRecorder(), newRecorder()}
+	for _, rec := range recs {
+		start(t, opts, func(ctx context.Context, m Message) Decision {
+			time.Sleep(5 * time.Millisecond)
+			return rec.acking(ctx, m)
+		})
+	}
+	all := ids("c", 40)
+	publish(t, pub, all...)
+	deadline := time.Now().Add(waitLimit)
+	for recs[0].total()+recs[1].total() < len(all) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, id := range all {
+		if n := len(recs[0].deliveries(id)) + len(recs[1].deliveries(id)); n != 1 {
+			t.Errorf("%s handled %d times by the two consumers, want 1", id, n)
+		}
+	}
+	if recs[0].total() == 0 || recs[1].total() == 0 {
+		t.Errorf("consumers handled %d and %d messages: not shared", recs[0].total(), recs[1].total())
 	}
 }
 

@@ -22,12 +22,7 @@ func TestNATSHandlesEachMessageOnce(t *testing.T) {
 	publish(t, pub, all...)
 	rec.waitAcked(t, all)
 	r.stop(t)
-	for _, id := range all {
-		d := rec.deliveries(id)
-		if len(d) != 1 || d[0].Redelivered || d[0].Attempt != 1 || string(d[0].Body) != "body of "+id {
-			t.Errorf("%s: deliveries %+v, want one first delivery", id, d)
-		}
-	}
+	checkEachOnce(t, rec, all)
 	s, err := topo.ConsumerState(testContext(t))
 	if err != nil || s.Pending != 0 || s.AckPending != 0 || s.Redelivered != 0 {
 		t.Errorf("consumer after the run: %+v, %v; want nothing pending", s, err)
@@ -175,27 +170,7 @@ func TestNATSCrashMidHandler(t *testing.T) {
 func TestNATSCompetingConsumersShare(t *testing.T) {
 	t.Parallel()
 	topo, pub := natsStream(t, true)
-	recs := []*recorder{newRecorder(), newRecorder()}
-	for _, rec := range recs {
-		start(t, natsOptions(topo), func(ctx context.Context, m Message) Decision {
-			time.Sleep(5 * time.Millisecond)
-			return rec.acking(ctx, m)
-		})
-	}
-	all := ids("c", 40)
-	publish(t, pub, all...)
-	deadline := time.Now().Add(waitLimit)
-	for recs[0].total()+recs[1].total() < len(all) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, id := range all {
-		if n := len(recs[0].deliveries(id)) + len(recs[1].deliveries(id)); n != 1 {
-			t.Errorf("%s handled %d times by the two consumers, want 1", id, n)
-		}
-	}
-	if recs[0].total() == 0 || recs[1].total() == 0 {
-		t.Errorf("consumers handled %d and %d messages: not shared", recs[0].total(), recs[1].total())
-	}
+	checkCompetingConsumersShare(t, natsOptions(topo), pub)
 }
 
 // The broker's own dedupe drops an id published again within the stream's short duplicates

@@ -3,6 +3,7 @@ package storekit
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +30,19 @@ func OpenRedis(ctx context.Context, url string) (*redis.Client, error) {
 		return nil, fmt.Errorf("redis store: ping %s: %w", opts.Addr, err)
 	}
 	return rdb, nil
+}
+
+// releaseScript deletes KEYS[1] if it is in progress with token ARGV[1].
+var releaseScript = redis.NewScript(`
+local row = redis.call('HMGET', KEYS[1], 'state', 'token')
+if row[1] == 'in_progress' and row[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+`)
+
+// Release deletes the claim hash key if it is still in progress with token: its fields
+// state ("in_progress" while claimed) and token (decimal), as both stores' scripts keep them.
+func Release(ctx context.Context, rdb *redis.Client, key string, token int64) error {
+	return releaseScript.Run(ctx, rdb, []string{key}, strconv.FormatInt(token, 10)).Err()
 }
 
 // scanBatch is how many keys a SCAN step asks for and a batch holds.

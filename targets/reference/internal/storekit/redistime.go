@@ -33,6 +33,29 @@ func DecodeTime(s string) (time.Time, error) {
 	return time.Unix(sec-timeOffset, nsec).UTC(), nil
 }
 
+// Cutoff is EncodeTime of d before now, or "" when d <= 0: the cut-off a claim script
+// compares a hash's times with ("" = none: never expires, never taken over).
+func Cutoff(now time.Time, d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return EncodeTime(now.Add(-d))
+}
+
+// MinTTL is the smallest Redis expiry of a claim hash. The TTL only collects garbage; the
+// claim rule works on the caller's clock, so a short retention must not make Redis drop a
+// hash the caller still considers live.
+const MinTTL = time.Minute
+
+// TTLMillis is the Redis expiry, in milliseconds, of a claim hash kept for retention:
+// twice the retention, at least MinTTL; 0 (none) when retention <= 0.
+func TTLMillis(retention time.Duration) int64 {
+	if retention <= 0 {
+		return 0
+	}
+	return max(2*retention, MinTTL).Milliseconds()
+}
+
 // TimeLua defines the Lua function after(a, b): whether encoded time a is after encoded
 // time b, compared numerically (seconds, then nanoseconds), not with the locale-dependent
 // string order of Lua. A missing time is after nothing. Scripts prepend it.

@@ -127,6 +127,53 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) (commit bool, err er
 	return tx.Commit()
 }
 
+// InTxOK is InTx for a transaction whose fn decides whether to commit: it reports whether
+// the transaction committed (fn returned true and nothing failed).
+func (db *DB) InTxOK(ctx context.Context, fn func(tx *sql.Tx) (bool, error)) (bool, error) {
+	var ok bool
+	err := db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
+		var err error
+		ok, err = fn(tx)
+		return ok, err
+	})
+	return ok && err == nil, err
+}
+
+// MaxClaimAttempts bounds ClaimLoop; each lost attempt means another claimer made
+// progress, so reaching it indicates a bug rather than contention.
+const MaxClaimAttempts = 100
+
+// ClaimLoop runs an optimistic claim: attempt in its own transaction (InTx), committed once
+// attempt reports done; an attempt that lost a race (done=false) is rolled back and tried
+// again, at most MaxClaimAttempts times. key names the claim in the error of the last resort.
+func ClaimLoop[R any](ctx context.Context, db *DB, key string, attempt func(tx *sql.Tx) (res R, done bool, err error)) (R, error) {
+	var zero R
+	for range MaxClaimAttempts {
+		var res R
+		var done bool
+		err := db.InTx(ctx, func(tx *sql.Tx) (bool, error) {
+			var err error
+			res, done, err = attempt(tx)
+			return done, err
+		})
+		if err != nil {
+			return zero, fmt.Errorf("claim: %w", err)
+		}
+		if done {
+			return res, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return zero, fmt.Errorf("claim: %w", err)
+		}
+	}
+	return zero, fmt.Errorf("claim %q: no decision after %d attempts", key, MaxClaimAttempts)
+}
+
+// Queryer is what *sql.DB, *DB and *sql.Tx share: a lookup runs in or out of a transaction.
+type Queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // ExecTx runs one write statement ("?" placeholders) in its own transaction and returns
 // the rows affected.
 func (db *DB) ExecTx(ctx context.Context, query string, args ...any) (int64, error) {

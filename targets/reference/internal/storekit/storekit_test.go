@@ -50,6 +50,26 @@ func TestTimeEncoding(t *testing.T) {
 	}
 }
 
+func TestCutoffAndTTL(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if got, want := storekit.Cutoff(now, time.Hour), storekit.EncodeTime(now.Add(-time.Hour)); got != want {
+		t.Errorf("Cutoff(now, 1h) = %q, want %q", got, want)
+	}
+	for _, d := range []time.Duration{0, -time.Hour} {
+		if got := storekit.Cutoff(now, d); got != "" {
+			t.Errorf("Cutoff(now, %v) = %q, want none", d, got)
+		}
+	}
+	for _, c := range []struct {
+		retention time.Duration
+		want      int64
+	}{{0, 0}, {-time.Hour, 0}, {time.Second, time.Minute.Milliseconds()}, {time.Hour, 2 * time.Hour.Milliseconds()}} {
+		if got := storekit.TTLMillis(c.retention); got != c.want {
+			t.Errorf("TTLMillis(%v) = %d, want %d", c.retention, got, c.want)
+		}
+	}
+}
+
 func TestDefaultDSN(t *testing.T) {
 	t.Setenv(storekit.EnvPostgresDSN, "")
 	t.Setenv(storekit.EnvRedisURL, "redis://elsewhere:1/2")
