@@ -167,8 +167,14 @@ func (n *Nemesis) Inject(ctx context.Context, f Fault) error {
 	return nil
 }
 
-// Heal heals f and forgets it once healed.
+// Heal heals f and forgets it once healed. A fault the nemesis does not hold (never injected, or
+// healed already) is left alone and nothing is recorded: every heal on the timeline follows an
+// inject of the same fault. A fault whose type cannot be compared is always healed, as the
+// nemesis cannot tell whether it holds it.
 func (n *Nemesis) Heal(ctx context.Context, f Fault) error {
+	if !n.holds(f) {
+		return nil
+	}
 	err := f.Heal(ctx)
 	n.record(f, ActionHeal, err)
 	if err != nil {
@@ -203,6 +209,17 @@ func (n *Nemesis) Timeline() []Event {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return slices.Clone(n.events)
+}
+
+// holds reports whether f is injected and not healed yet (always true for a fault that cannot be
+// compared).
+func (n *Nemesis) holds(f Fault) bool {
+	if !reflect.TypeOf(f).Comparable() {
+		return true
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.ContainsFunc(n.injected, func(g Fault) bool { return same(f, g) })
 }
 
 func (n *Nemesis) remember(f Fault) {

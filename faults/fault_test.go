@@ -187,3 +187,29 @@ type sliceFault struct{ names []string }
 func (sliceFault) Name() string                 { return "slice" }
 func (sliceFault) Inject(context.Context) error { return nil }
 func (sliceFault) Heal(context.Context) error   { return nil }
+
+// A heal of a fault the nemesis does not hold does nothing and records nothing: every heal on
+// the timeline follows an inject of the same fault.
+func TestNemesisHealsOnlyWhatItHolds(t *testing.T) {
+	fs, log := fakes("held", "never")
+	n := NewNemesis()
+	ctx := context.Background()
+	if err := n.Inject(ctx, fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Fault{fs[0], fs[0], fs[1]} { // healed twice, and one never injected
+		if err := n.Heal(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"inject held", "heal held"}; !slices.Equal(*log, want) {
+		t.Errorf("actions = %v, want %v", *log, want)
+	}
+	var got []string
+	for _, e := range n.Timeline() {
+		got = append(got, string(e.Action)+" "+e.Fault)
+	}
+	if want := []string{"inject held", "heal held"}; !slices.Equal(got, want) {
+		t.Errorf("timeline = %v, want %v", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -12,13 +13,16 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 )
 
-// Cluster runs the instances of a target that has a lifecycle: one process per declared
-// instance, each listening on its instance's address, so that a killed instance can be
-// restarted on the same address and store.
+// Cluster runs the processes of a target that has a lifecycle: one per declared instance, each
+// listening on its instance's address, so that a killed instance can be restarted on the same
+// address and store; or, for a target without instances (a queue worker with no HTTP port),
+// lifecycle.replicas processes, each given a free address.
 type Cluster struct {
 	t     *targets.Target
 	procs *Processes
 	vars  targets.LifecycleVars
+
+	count BrokerCount // for ready.broker_consumers (nil: never ready that way)
 
 	mu      sync.Mutex
 	running []*Process // by instance index; nil when stopped
@@ -30,14 +34,15 @@ type Cluster struct {
 const DefaultReadyTimeout = 30 * time.Second
 
 // StartCluster starts every instance of t and waits until each is ready. vars fill
-// {{.Downstream}}, {{.Storage}} and {{.Broker}} ({{.Addr}} is each instance's).
-func StartCluster(ctx context.Context, t *targets.Target, procs *Processes, vars targets.LifecycleVars) (*Cluster, error) {
+// {{.Downstream}}, {{.Storage}} and {{.Broker}} ({{.Addr}} is each instance's); count tells
+// the readiness probe ready.broker_consumers what the broker counts (nil when the target has
+// no such probe).
+func StartCluster(ctx context.Context, t *targets.Target, procs *Processes, vars targets.LifecycleVars, count BrokerCount) (*Cluster, error) {
 	if t.Lifecycle == nil {
 		return nil, fmt.Errorf("target %s has no lifecycle", t.Name)
 	}
-	c := &Cluster{t: t, procs: procs, running: make([]*Process, len(t.Instances))}
-	c.vars = vars
-	for i := range t.Instances {
+	c := &Cluster{t: t, procs: procs, running: make([]*Process, replicas(t)), vars: vars, count: count}
+	for i := range c.running {
 		if err := c.Start(ctx, i); err != nil {
 			return nil, err
 		}
@@ -45,16 +50,36 @@ func StartCluster(ctx context.Context, t *targets.Target, procs *Processes, vars
 	return c, nil
 }
 
+// replicas is how many processes a target's lifecycle runs: one per instance, else its
+// declared replicas (at least one).
+func replicas(t *targets.Target) int {
+	if len(t.Instances) > 0 {
+		return len(t.Instances)
+	}
+	return max(t.Lifecycle.Replicas, 1)
+}
+
 // Start starts instance i (again) on its address and waits until it is ready.
 func (c *Cluster) Start(ctx context.Context, i int) error {
-	in := &c.t.Instances[i]
 	vars := c.vars
-	vars.Addr = in.Addr()
+	if i < len(c.t.Instances) {
+		vars.Addr = c.t.Instances[i].Addr()
+	} else {
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		vars.Addr = addr
+	}
 	argv, env, err := c.t.Lifecycle.Render(vars)
 	if err != nil {
 		return err
 	}
-	p, err := c.procs.StartIn(fmt.Sprintf("%s instance %d", c.t.Name, i), argv, env, c.t.Lifecycle.Dir)
+	var readyLine *regexp.Regexp
+	if r := c.t.Lifecycle.Ready; r != nil {
+		readyLine = r.Log
+	}
+	p, err := c.procs.StartWatching(fmt.Sprintf("%s instance %d", c.t.Name, i), argv, env, c.t.Lifecycle.Dir, readyLine)
 	if err != nil {
 		return err
 	}
@@ -68,29 +93,76 @@ func (c *Cluster) Start(ctx context.Context, i int) error {
 	return nil
 }
 
-// waitReady polls the readiness probe (or the port) until it answers or the process dies.
+// waitReady polls the readiness probe (the instance's path or port, the broker's consumers, or
+// the process's output) until it answers or the process dies.
 func (c *Cluster) waitReady(ctx context.Context, i int, p *Process) error {
-	in := &c.t.Instances[i]
-	timeout, path := DefaultReadyTimeout, ""
-	if r := c.t.Lifecycle.Ready; r != nil {
-		timeout, path = r.Timeout, r.Path
+	r := c.t.Lifecycle.Ready
+	if r == nil {
+		r = &targets.Ready{Timeout: DefaultReadyTimeout}
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: c.t.TLSConfig()}}
-	defer hc.CloseIdleConnections()
+	probe, where := c.probe(r, i)
+	defer probe.close()
 	for {
-		if ready(ctx, hc, in, path) {
+		if probe.ready(ctx) {
 			return nil
 		}
 		select {
 		case <-p.Done():
 			return fmt.Errorf("%s exited before it was ready: %s", p.Name, p.Output())
+		case <-p.Ready():
+			return nil
 		case <-ctx.Done():
-			return fmt.Errorf("%s was not ready at %s within %v: %s", p.Name, in.URL.Redacted(), timeout, p.Output())
+			return fmt.Errorf("%s was not ready %s within %v: %s", p.Name, where, r.Timeout, p.Output())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// readyProbe is one way of telling that a process is ready.
+type readyProbe interface {
+	ready(ctx context.Context) bool
+	close()
+}
+
+// probe returns the readiness probe of process i and where it looks, for errors.
+func (c *Cluster) probe(r *targets.Ready, i int) (readyProbe, string) {
+	switch {
+	case r.Log != nil:
+		return never{}, fmt.Sprintf("(no line of its output matched %q)", r.Log)
+	case r.BrokerConsumers > 0:
+		return &brokerProbe{c: c, each: r.BrokerConsumers}, fmt.Sprintf("(its broker did not count %d consumers for each running process)", r.BrokerConsumers)
+	}
+	in := &c.t.Instances[i]
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: c.t.TLSConfig()}}
+	return &httpProbe{hc: hc, in: in, path: r.Path}, "at " + in.URL.Redacted()
+}
+
+// never is the probe of a process that tells its readiness itself (Process.Ready).
+type never struct{}
+
+func (never) ready(context.Context) bool { return false }
+func (never) close()                     {}
+
+// httpProbe is ready at a 2xx on its path, or once the port accepts a connection (path "").
+type httpProbe struct {
+	hc   *http.Client
+	in   *targets.Instance
+	path string
+}
+
+func (h *httpProbe) ready(ctx context.Context) bool { return ready(ctx, h.hc, h.in, h.path) }
+func (h *httpProbe) close()                         { h.hc.CloseIdleConnections() }
+
+// freeAddr returns a free 127.0.0.1 address for a process without a declared instance.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // ready probes an instance once: a 2xx on path, or an accepted connection when path is "".

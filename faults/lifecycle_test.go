@@ -84,7 +84,7 @@ func startClusterT(t *testing.T, n int) (*targets.Target, *Cluster, *Processes, 
 	t.Cleanup(func() { procs.StopAll(2 * time.Second) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	c, err := StartCluster(ctx, tg, procs, targets.LifecycleVars{})
+	c, err := StartCluster(ctx, tg, procs, targets.LifecycleVars{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ lifecycle: {command: [/bin/sh, -c, "echo boom; exit 3"], ready: {path: /healthz,
 	var procs Processes
 	defer procs.StopAll(time.Second)
 	start := time.Now()
-	_, err = StartCluster(context.Background(), tg, &procs, targets.LifecycleVars{})
+	_, err = StartCluster(context.Background(), tg, &procs, targets.LifecycleVars{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("StartCluster error = %v, want an early exit with the process's output", err)
 	}

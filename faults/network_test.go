@@ -118,15 +118,14 @@ func refused(t *testing.T, addr string) {
 	}
 }
 
-// freeAddr returns a 127.0.0.1 address that was free a moment ago.
-func freeAddr(t *testing.T) string {
+// freeAddrT returns a 127.0.0.1 address that was free a moment ago.
+func freeAddrT(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func TestProxyForwards(t *testing.T) {
@@ -146,7 +145,7 @@ func TestProxyForwards(t *testing.T) {
 func TestProxyAtFixedAddress(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, n *Network) {
 		up := newUpstream(t)
-		want := freeAddr(t)
+		want := freeAddrT(t)
 		p, err := n.ProxyAt("fixed", want, up.addr())
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +242,7 @@ func TestExternalCloseRemovesOnlyItsProxies(t *testing.T) {
 }
 
 func TestNewExternalUnreachable(t *testing.T) {
-	addr := freeAddr(t)
+	addr := freeAddrT(t)
 	_, err := NewExternal("http://" + addr)
 	if err == nil || !strings.Contains(err.Error(), addr) {
 		t.Errorf("NewExternal(nothing listening): err %v, want an error naming %s", err, addr)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,9 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+
+	readyLine *regexp.Regexp // closes ready at the first line it matches (nil: none)
+	ready     chan struct{}
 
 	mu     sync.Mutex
 	output []string // the last lines it printed, for error messages
@@ -44,6 +48,12 @@ func (ps *Processes) Start(name string, argv, env []string) (*Process, error) {
 
 // StartIn is Start in a working directory ("" = the harness's).
 func (ps *Processes) StartIn(name string, argv, env []string, dir string) (*Process, error) {
+	return ps.StartWatching(name, argv, env, dir, nil)
+}
+
+// StartWatching is StartIn for a process whose readiness is a line it prints: Ready is closed
+// once a line of its output matches readyLine (never when readyLine is nil).
+func (ps *Processes) StartWatching(name string, argv, env []string, dir string, readyLine *regexp.Regexp) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
@@ -51,7 +61,7 @@ func (ps *Processes) StartIn(name string, argv, env []string, dir string) (*Proc
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), readyLine: readyLine, ready: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -76,6 +86,10 @@ func (p *Process) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
+		if p.readyLine != nil && p.readyLine.MatchString(line) {
+			p.readyLine = nil // only this goroutine reads it
+			close(p.ready)
+		}
 		p.mu.Lock()
 		p.output = append(p.output, line)
 		if len(p.output) > maxKeptLines {
@@ -101,6 +115,10 @@ func (p *Process) Output() string {
 
 // Pid returns the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Ready is closed once the process printed a line matching the pattern it was started
+// watching for (StartWatching); never otherwise.
+func (p *Process) Ready() <-chan struct{} { return p.ready }
 
 // Done is closed when the process has exited and been reaped.
 func (p *Process) Done() <-chan struct{} { return p.done }

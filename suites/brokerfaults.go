@@ -338,7 +338,7 @@ func brokerFaultSkip(e *Env, c *targets.Consumer, needs ...brokerNeed) string {
 		case n == needLink && e.Faults.BrokerLink(c) == nil:
 			return "the lifecycle does not reach the broker through {{.Broker}}: the harness cannot cut the consumer's broker link"
 		case n == needSink && e.Faults.Sink == nil:
-			return "the target declares no downstream binding: nothing can hold the consumer in the middle of its effect"
+			return "the target declares no downstream binding: nothing can hold the consumer in the middle of its effect (crash-under-delivery kills it in the middle of its handlings black-box)"
 		case n == needCrash && e.Faults.Cluster == nil:
 			return "the target declares no lifecycle: the harness cannot kill and restart the consumer"
 		case n == needCrash && !e.Target.Lifecycle.Durable:

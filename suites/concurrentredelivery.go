@@ -26,12 +26,15 @@ func init() {
 		Must: `K deliveries of one event released together MUST take effect exactly once: each is
 acknowledged or answered with the in-flight status (409) while another holds the event's claim, and a
 delivery not acknowledged is redelivered until one is, within the consumer's lock timeout plus a
-margin. On RabbitMQ the K copies are published at once. On JetStream, which drops copies within its
-duplicates window, the concurrency is JetStream's own redelivery: a handler held past the durable
-consumer's AckWait gets its message redelivered (to another instance, or the same) while it still
-holds the event, and the event MUST still take effect exactly once.`,
-		Catches:    []string{"check-then-insert"},
-		Needs:      []string{"consumers[].effects", "consumers[].lock_timeout (bounds the redeliveries; 10s when not declared)"},
+margin. On RabbitMQ the K copies are published at once; on JetStream too when the event id travels
+outside the Nats-Msg-Id (each copy is its own message). When it travels in the Nats-Msg-Id, which
+JetStream deduplicates within its duplicates window, the concurrency is JetStream's own redelivery: a
+handler held past the durable consumer's AckWait (by the downstream, or the slow hook) gets its
+message redelivered (to another instance, or the same) while it still holds the event, and the event
+MUST still take effect exactly once.`,
+		Catches: []string{"check-then-insert"},
+		Needs: []string{"consumers[].effects", "consumers[].lock_timeout (bounds the redeliveries; 10s when not declared)",
+			"on JetStream: event.id in a header or the body (copies), or a downstream binding or hooks.slow (a handler held past the AckWait)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
 	p.specs = func(e *Env) []*Spec {
@@ -39,13 +42,28 @@ holds the event, and the event MUST still take effect exactly once.`,
 			k := concurrentDeliveries
 			text := sprintf("%s: %d deliveries of one event released together take effect once", c.Name, k)
 			if c.Transport == targets.TransportNATS {
-				return p.spec(c.Name+": a message redelivered after its AckWait while its first handler holds the event takes effect once", func(s *S) check.Result {
-					return s.concurrentNATS(c)
-				})
+				path, skip := natsConcurrentPath(e, c)
+				switch path {
+				case natsCopies:
+					return p.spec(sprintf("%s: %d copies of one event published at once (each its own message: the event id travels outside the Nats-Msg-Id) take effect once", c.Name, k),
+						func(s *S) check.Result { return s.concurrentNATSCopies(c, k) })
+				case natsHeldSink, natsSlowed:
+					how := "the downstream holds"
+					if path == natsSlowed {
+						how = "the slow hook stretches"
+					}
+					sp := p.spec(sprintf("%s: a message redelivered after its AckWait while %s its first handling takes effect once", c.Name, how),
+						func(s *S) check.Result { return s.concurrentNATS(c, path) })
+					if path == natsHeldSink {
+						sp.Extra = append(sp.Extra, "fault:downstream")
+					}
+					return sp
+				}
+				return &Spec{Property: p, Text: c.Name + ": two deliveries of one event in flight at once take effect once", Skip: skip}
 			}
 			return p.spec(text, func(s *S) check.Result {
 				ev := s.NewEvent(c)
-				burst := s.deliverTogether(ev, k)
+				burst := s.deliverTogether(ev, k, 0)
 				var again check.Eventually
 				if c.Transport == targets.TransportWebhook && !allSucceeded(burst) {
 					again = ev.redeliver(consumerLockWait(c), k) // what was not acknowledged comes again
@@ -63,8 +81,8 @@ const concurrentDeliveries = 8
 
 // deliverTogether delivers the event k times at once: k goroutines parked on a barrier and
 // released together by closing a channel, webhook delivery i to instance i (over warm
-// connections), broker copies published at once.
-func (s *S) deliverTogether(ev *Event, k int) []history.Attempt {
+// connections), broker copies published at once; each slowed by the slow hook when slowMs > 0.
+func (s *S) deliverTogether(ev *Event, k int, slowMs int64) []history.Attempt {
 	if ev.C.Transport == targets.TransportWebhook {
 		ctx, cancel := s.attemptCtx(1)
 		n := len(s.Target.Instances)
@@ -82,7 +100,7 @@ func (s *S) deliverTogether(ev *Event, k int) []history.Attempt {
 		done.Go(func() {
 			ready.Done()
 			<-start
-			out[i] = ev.Deliver(Delivery{Instance: i})
+			out[i] = ev.Deliver(Delivery{Instance: i, SlowMs: slowMs})
 		})
 	}
 	ready.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"time"
@@ -21,8 +22,12 @@ type consumerKit struct {
 	c         *targets.Consumer
 	signer    *webhook.Signer
 	topology  broker.Topology // created by the harness (nil: the consumer's own)
+	doomed    broker.Topology // deleted at the end: what the harness created, or what delete: true names
 	publisher broker.Publisher
 	proxy     *faults.Proxy // the consumer's broker link (nil: not proxied)
+	// duplicates is the JetStream stream's duplicates window, as the server has it (0 on
+	// AMQP); ackWait is the durable consumer's AckWait where it could be read (0: not told).
+	duplicates, ackWait time.Duration
 }
 
 // setUpConsumers prepares every consumer: signers, and for queue consumers the topology (when
@@ -61,50 +66,84 @@ func (f *Faults) setUpConsumers(ctx context.Context, t *targets.Target) (brokerA
 }
 
 // setUpTopology creates the queue consumer's exchange and queue, or stream (and durable
-// consumer), when the target file asks the harness to.
+// consumer, pull or push), when the target file asks the harness to, and names what the harness
+// deletes at the end (what it created, or what delete: true names).
 func (k *consumerKit) setUpTopology(ctx context.Context) error {
 	c := k.c
-	switch {
-	case c.AMQP != nil && c.AMQP.Create:
-		t, err := broker.NewAMQPTopology(c.AMQP.Queue, broker.WithAMQPURL(c.AMQP.URL))
-		if err != nil {
-			return fmt.Errorf("consumer %s: %w", c.Name, err)
-		}
-		t.Exchange, t.Queue, t.RoutingKey = c.AMQP.Exchange, c.AMQP.Queue, c.AMQP.RoutingKey
-		k.topology = t
-	case c.NATS != nil && c.NATS.Create:
-		opts := []broker.Option{broker.WithNATSURL(c.NATS.URL)}
-		if c.NATS.Durable != "" {
-			opts = append(opts, broker.WithDurable(c.NATS.Durable))
-		}
-		t, err := broker.NewJetStreamTopology(c.NATS.Stream, opts...)
-		if err != nil {
-			return fmt.Errorf("consumer %s: %w", c.Name, err)
-		}
-		t.Subject = c.NATS.Subject
-		k.topology = t
-	default:
+	t, err := k.named()
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", c.Name, err)
+	}
+	if c.AMQP != nil && c.AMQP.Delete || c.NATS != nil && c.NATS.Delete {
+		k.doomed = t
+	}
+	if !(c.AMQP != nil && c.AMQP.Create || c.NATS != nil && c.NATS.Create) {
 		return nil
 	}
-	if err := k.topology.Setup(ctx); err != nil {
+	k.topology, k.doomed = t, t
+	if err := t.Setup(ctx); err != nil {
 		return fmt.Errorf("consumer %s: set up the broker topology: %w", c.Name, err)
 	}
-	if js, ok := k.topology.(*broker.JetStreamTopology); ok && c.NATS.Durable != "" {
-		if err := js.CreateConsumer(ctx); err != nil {
-			return fmt.Errorf("consumer %s: create the durable consumer: %w", c.Name, err)
-		}
+	js, ok := t.(*broker.JetStreamTopology)
+	switch {
+	case !ok:
+	case c.NATS.CreateDurable == targets.DurablePull:
+		err = js.CreateConsumer(ctx)
+	case c.NATS.CreateDurable == targets.DurablePush:
+		err = js.CreatePushConsumer(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("consumer %s: create the durable consumer: %w", c.Name, err)
 	}
 	return nil
 }
 
-// openPublishers opens the publisher of every queue consumer.
+// named is the topology the consumer's binding names (nothing is created).
+func (k *consumerKit) named() (broker.Topology, error) {
+	c := k.c
+	if c.AMQP != nil {
+		t, err := broker.NewAMQPTopology("named", broker.WithAMQPURL(c.AMQP.URL))
+		if err != nil {
+			return nil, err
+		}
+		t.Exchange, t.Queue, t.RoutingKey = c.AMQP.Exchange, c.AMQP.Queue, c.AMQP.RoutingKey
+		return t, nil
+	}
+	opts := []broker.Option{broker.WithNATSURL(c.NATS.URL)}
+	if c.NATS.Durable != "" {
+		opts = append(opts, broker.WithDurable(c.NATS.Durable))
+	}
+	t, err := broker.NewJetStreamTopology("named", opts...)
+	if err != nil {
+		return nil, err
+	}
+	t.Stream, t.Subject = c.NATS.Stream, c.NATS.Subject
+	if c.NATS.Durable == "" {
+		t.Durable = ""
+	}
+	return t, nil
+}
+
+// topologyWait bounds the wait, once the consumer's processes run, for a queue or stream the
+// consumer creates itself.
+const topologyWait = 15 * time.Second
+
+// openPublishers waits for the topologies the consumers create themselves, reads what JetStream
+// says of each stream (its duplicates window) and durable (its AckWait), and opens the
+// publisher of every queue consumer.
 func (f *Faults) openPublishers(ctx context.Context) error {
 	for _, k := range f.consumers {
 		c := k.c
+		if !c.IsQueue() {
+			continue
+		}
+		if err := k.awaitTopology(ctx); err != nil {
+			return fmt.Errorf("consumer %s: %w", c.Name, err)
+		}
 		var err error
 		switch {
 		case c.AMQP != nil:
-			k.publisher, err = broker.NewAMQPPublisher(ctx, c.AMQP.URL, c.AMQP.Exchange, c.AMQP.RoutingKey)
+			k.publisher, err = broker.NewAMQPPublisher(ctx, c.AMQP.URL, c.AMQP.Exchange, c.AMQP.PublishKey())
 		case c.NATS != nil:
 			k.publisher, err = broker.NewJetStreamPublisher(ctx, c.NATS.URL, c.NATS.Subject, c.NATS.Stream)
 		}
@@ -115,7 +154,52 @@ func (f *Faults) openPublishers(ctx context.Context) error {
 	return nil
 }
 
-// closeConsumers closes the publishers and deletes what the harness created on the brokers.
+// awaitTopology waits, at most topologyWait, until the consumer's queue or stream (and named
+// durable) exists, then reads the stream's duplicates window and the durable's AckWait.
+func (k *consumerKit) awaitTopology(ctx context.Context) error {
+	t, err := k.named()
+	if err != nil {
+		return err
+	}
+	exists := func(ctx context.Context) (bool, error) {
+		if a, ok := t.(*broker.AMQPTopology); ok {
+			return a.Exists(ctx)
+		}
+		return t.(*broker.JetStreamTopology).Exists(ctx)
+	}
+	deadline := time.Now().Add(topologyWait)
+	for {
+		ok, err := exists(ctx)
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err == nil {
+				err = fmt.Errorf("it was not there %v after the consumer started", topologyWait)
+			}
+			return fmt.Errorf("waiting for its %s: %w", brokerTarget(k.c), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	js, ok := t.(*broker.JetStreamTopology)
+	if !ok {
+		return nil
+	}
+	if k.duplicates, err = js.StreamDuplicates(ctx); err != nil {
+		return err
+	}
+	if js.Durable != "" {
+		st, err := js.ConsumerState(ctx)
+		if err != nil {
+			return err
+		}
+		k.ackWait = st.AckWait
+	}
+	return nil
+}
+
+// closeConsumers closes the publishers and deletes what the harness created on the brokers, and
+// what delete: true names.
 func (f *Faults) closeConsumers() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -124,12 +208,54 @@ func (f *Faults) closeConsumers() error {
 		if k.publisher != nil {
 			errs = append(errs, k.publisher.Close())
 		}
-		if k.topology != nil {
-			errs = append(errs, k.topology.Teardown(ctx))
+		if k.doomed != nil {
+			errs = append(errs, k.doomed.Teardown(ctx))
 		}
 	}
 	f.consumers = nil
 	return errors.Join(errs...)
+}
+
+// brokerCount counts, for the readiness probe ready.broker_consumers, the consumers attached to
+// the target's queues: the lowest count over its queue consumers (RabbitMQ's consumers of the
+// queue; JetStream's waiting pull requests of the durable, or any number once a push durable
+// has a bound subscriber).
+func (f *Faults) brokerCount(ctx context.Context) (int, error) {
+	lowest := -1
+	for _, k := range f.consumers {
+		if !k.c.IsQueue() {
+			continue
+		}
+		n, err := k.attached(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if lowest < 0 || n < lowest {
+			lowest = n
+		}
+	}
+	return lowest, nil
+}
+
+// attached counts the consumers the broker tells attached to the consumer's queue or durable.
+func (k *consumerKit) attached(ctx context.Context) (int, error) {
+	t, err := k.named()
+	if err != nil {
+		return 0, err
+	}
+	if a, ok := t.(*broker.AMQPTopology); ok {
+		st, err := a.State(ctx)
+		return st.Consumers, err
+	}
+	js := t.(*broker.JetStreamTopology)
+	if js.Durable == "" {
+		return 0, errors.New("ready.broker_consumers on JetStream needs nats.durable: the durable consumer whose waiting pull requests are counted")
+	}
+	st, err := js.ConsumerState(ctx)
+	if st.Push && st.Bound {
+		return math.MaxInt, err // JetStream does not count a push consumer's subscribers
+	}
+	return st.Waiting, err
 }
 
 // kit returns the kit of a consumer.

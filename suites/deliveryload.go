@@ -36,12 +36,14 @@ On JetStream duplicates are published only past the broker's duplicates window, 
 	p.specs = func(e *Env) []*Spec {
 		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
 			rate, d := e.Settings.LoadRate, deliveryLoadDuration(e.Settings)
-			return p.spec(sprintf("%s: %d hits/s for %s with duplicates and reordering: one effect per event, the newest state, no 5xx left",
+			sp := p.spec(sprintf("%s: %d hits/s for %s with duplicates and reordering: one effect per event, the newest state, no 5xx left",
 				c.Name, rate, d), func(s *S) check.Result {
 				run := s.deliveryLoad(c, rate, d)
 				s.figure(run.figures())
 				return run.result.Judge(run.uncounted, run.countErr)
 			})
+			sp.Skip = e.republishSkip(c)
+			return sp
 		})
 	}
 	register(p)

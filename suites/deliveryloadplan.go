@@ -60,11 +60,15 @@ type deliveryItem struct {
 func newDeliveryPlan(s *S, c *targets.Consumer) *deliveryPlan {
 	p := &deliveryPlan{s: s, c: c, retry: s.Settings.LoadRetryFraction, pairs: true,
 		rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xde11)), born: map[string]time.Time{}}
-	if c.Transport == targets.TransportNATS {
-		p.spacing, p.pairs = brokerDuplicatesWindow+100*time.Millisecond, false
+	if w := s.brokerWindow(c); w > 0 {
+		p.spacing, p.pairs = w+100*time.Millisecond, false
 	}
 	return p
 }
+
+// queueHitURL is the URL of a hit on a queue consumer: Vegeta needs one, the delivery transport
+// publishes instead of sending anything to it.
+const queueHitURL = "http://broker.invalid/"
 
 // targeter returns the Vegeta targeter of the plan. Vegeta paces, counts and times each hit;
 // what is delivered is the hit's item, by the transport.
@@ -72,7 +76,10 @@ func (p *deliveryPlan) targeter() vegeta.Targeter {
 	return func(t *vegeta.Target) error {
 		it := p.choose()
 		id := p.table.put(it)
-		t.Method, t.URL = http.MethodPost, p.s.Target.Instances[it.ins].URL.String()
+		t.Method, t.URL = http.MethodPost, queueHitURL
+		if !p.c.IsQueue() {
+			t.URL = p.s.Target.Instances[it.ins].URL.String()
+		}
 		t.Header = http.Header{loadItemHeader: {strconv.FormatUint(id, 10)}}
 		return nil
 	}
@@ -82,7 +89,7 @@ func (p *deliveryPlan) targeter() vegeta.Targeter {
 func (p *deliveryPlan) choose() *deliveryItem {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := len(p.s.Target.Instances)
+	n := max(len(p.s.Target.Instances), 1) // a queue worker may have no instance at all
 	it := &deliveryItem{ins: p.rng.IntN(n)}
 	it.twinIns = (it.ins + 1) % n
 	r := p.rng.Float64()

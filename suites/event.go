@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -90,6 +92,8 @@ const (
 	SignStale
 	// SignTampered signs the body, then sends another body.
 	SignTampered
+	// SignFuture signs validly with a timestamp beyond the tolerance in the future.
+	SignFuture
 )
 
 // Delivery says how one event is delivered.
@@ -102,6 +106,12 @@ type Delivery struct {
 	Signature Signature
 	// Timeout bounds the delivery (0: the attempt timeout).
 	Timeout time.Duration
+	// SlowMs, when positive, asks the consumer's slow hook for a handling of that many
+	// milliseconds (the consumer must declare hooks.slow).
+	SlowMs int64
+	// Reencode sends the same content in another byte layout (JSON members reordered, other
+	// whitespace): a redelivery as an outbox relay or a provider that re-serialises it sends.
+	Reencode bool
 }
 
 // Deliver delivers the event once, as a provider does (a webhook POST, or a publish on the
@@ -114,11 +124,14 @@ func (ev *Event) Deliver(d Delivery) history.Attempt {
 	ctx, cancel := context.WithTimeout(ev.s.ctx, timeout)
 	defer cancel()
 	body, err := ev.Body()
+	if err == nil && d.Reencode {
+		body, err = targets.Reformat(body, targets.BodyJSON)
+	}
 	if err != nil {
 		return ev.failed(err)
 	}
-	if ev.C.Transport != targets.TransportWebhook {
-		return ev.publish(ctx, body)
+	if ev.C.IsQueue() {
+		return ev.publish(ctx, d, body)
 	}
 	req, meta, err := ev.request(ctx, d, body)
 	if err != nil {
@@ -138,8 +151,12 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 	if err != nil {
 		return nil, httpclient.Meta{}, err
 	}
-	if c.Event.IDHeader != "" {
-		req.Header.Set(c.Event.IDHeader, ev.ID)
+	slow, err := ev.slowHeaders(d)
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	for name, v := range slow {
+		req.Header.Set(name, v)
 	}
 	signer := s.Faults.kit(c).signer
 	sent := body
@@ -154,6 +171,8 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 	case SignTampered:
 		hdr, err = signer.Sign(ev.ID, time.Now(), body)
 		sent = append(bytes.Clone(body), ' ')
+	case SignFuture:
+		hdr, err = signer.Sign(ev.ID, time.Now().Add(2*signer.Tolerance()+time.Minute), body)
 	}
 	if err != nil {
 		return nil, httpclient.Meta{}, err
@@ -169,32 +188,76 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 
 // note says how a delivery differs from an ordinary one.
 func (d Delivery) note() string {
+	var parts []string
 	switch d.Signature {
 	case SignNone:
-		return "unsigned delivery"
+		parts = append(parts, "unsigned delivery")
 	case SignWrong:
-		return "delivery signed with another secret"
+		parts = append(parts, "delivery signed with another secret")
 	case SignStale:
-		return "delivery signed with a timestamp outside the tolerance"
+		parts = append(parts, "delivery signed with a timestamp outside the tolerance")
 	case SignTampered:
-		return "signed delivery whose body was changed after signing"
+		parts = append(parts, "signed delivery whose body was changed after signing")
+	case SignFuture:
+		parts = append(parts, "delivery signed with a timestamp beyond the tolerance in the future")
 	}
-	return ""
+	if d.Reencode {
+		parts = append(parts, "re-encoded (same content, other bytes)")
+	}
+	if d.SlowMs > 0 {
+		parts = append(parts, fmt.Sprintf("slowed to %d ms by the slow hook", d.SlowMs))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// slowHeaders are the slow hook's headers for a delivery that asks for it (none otherwise).
+func (ev *Event) slowHeaders(d Delivery) (map[string]string, error) {
+	if d.SlowMs <= 0 {
+		return nil, nil
+	}
+	if !ev.C.Hooks.CanSlow() {
+		return nil, fmt.Errorf("consumer %s declares no hooks.slow", ev.C.Name)
+	}
+	return ev.C.SlowHeaders(ev.vars(), d.SlowMs)
 }
 
 // publish publishes the event on the consumer's broker and records it: ok once the broker
-// confirmed it, failed when it certainly did not take it, unknown otherwise.
-func (ev *Event) publish(ctx context.Context, body []byte) history.Attempt {
+// confirmed it, failed when it certainly did not take it, unknown otherwise. The message id is
+// the event id when the event id travels in it; otherwise a new one per publication, so that
+// the broker's own deduplication (JetStream's duplicates window) never drops a redelivery.
+func (ev *Event) publish(ctx context.Context, d Delivery, body []byte) history.Attempt {
 	k := ev.s.Faults.kit(ev.C)
-	a := history.Attempt{Op: ev.C.Name, Key: ev.ID, Method: "PUBLISH", URL: ev.C.Destination(), ReqBody: body, Start: time.Now()}
-	rc, err := k.publisher.Publish(ctx, broker.Message{ID: ev.ID, Body: body})
+	m := broker.Message{ID: ev.ID, Body: body}
+	a := history.Attempt{Op: ev.C.Name, Key: ev.ID, Method: "PUBLISH", URL: ev.C.Destination(), ReqBody: body, Start: time.Now(), Note: d.note()}
+	if ev.C.Event.ID.In != targets.IDInTransport {
+		m.ID = fmt.Sprintf("%s-pub%d", ev.ID, ev.s.next())
+	}
+	headers, err := ev.C.MessageHeaders(ev.vars())
+	if err == nil {
+		var slow map[string]string
+		slow, err = ev.slowHeaders(d)
+		maps.Copy(headers, slow)
+	}
+	if err != nil {
+		return ev.failed(err)
+	}
+	m.Headers = headers
+	if len(headers) > 0 {
+		a.ReqHeader = http.Header{}
+		for name, v := range headers {
+			a.ReqHeader.Set(name, v)
+		}
+	}
+	rc, err := k.publisher.Publish(ctx, m)
 	a.End = time.Now()
 	switch {
 	case err == nil:
-		a.Outcome, a.Note = history.OK, "published: the broker confirmed it"
+		a.Outcome = history.OK
+		note := "published as message " + m.ID + ": the broker confirmed it"
 		if rc.Duplicate {
-			a.Note = "published: the broker dropped it as a duplicate of its own window (it will not reach the consumer)"
+			note = "published as message " + m.ID + ": the broker dropped it as a duplicate of its own window (it will not reach the consumer)"
 		}
+		a.Note = strings.Trim(a.Note+"; "+note, "; ")
 	case errors.Is(err, broker.ErrNotPublished):
 		a.Outcome, a.Err = history.Failed, err.Error()
 	default:
@@ -280,11 +343,16 @@ func (s *S) settle(ev *Event) check.Count {
 }
 
 // settleAll returns the events' effects once they can be counted on a broker: after each took
-// effect (or brokerSettle passed), and a moment more, in which a duplicate effect would have come.
-func (s *S) settleAll(evs []*Event) []check.Count {
+// effect (or brokerSettle passed in all), and a moment more, in which a duplicate effect would
+// have come.
+func (s *S) settleAll(evs []*Event) []check.Count { return s.settleWithin(evs, brokerSettle) }
+
+// settleWithin is settleAll with the events given d in all to take effect.
+func (s *S) settleWithin(evs []*Event, d time.Duration) []check.Count {
 	counts := make([]check.Count, len(evs))
+	deadline := time.Now().Add(d)
 	for i, ev := range evs {
-		counts[i] = ev.waitEffects(1, brokerSettle)
+		counts[i] = ev.waitEffects(1, time.Until(deadline))
 	}
 	s.sleepUntil(time.Now().Add(duplicateGrace))
 	for i, ev := range evs {

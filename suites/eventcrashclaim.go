@@ -34,7 +34,7 @@ margin and the event MUST take effect exactly once (acknowledged with no effect 
 			case !e.Target.Lifecycle.Durable:
 				return "the target's store is not durable (lifecycle.durable is false): a killed consumer loses its claims and effects"
 			case e.Faults.Sink == nil:
-				return "the target declares no downstream: nothing can hold the consumer between its claim and its effect"
+				return "the target declares no downstream: nothing can hold the consumer between its claim and its effect (crash-under-delivery kills it in the middle of its handlings black-box)"
 			}
 			return ""
 		},

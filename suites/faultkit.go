@@ -69,7 +69,7 @@ func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes
 		return nil, err
 	}
 	if t.Lifecycle != nil {
-		c, err := faults.StartCluster(ctx, t, procs, targets.LifecycleVars{Downstream: sinkURL, Storage: storage, Broker: brokerAddr})
+		c, err := faults.StartCluster(ctx, t, procs, targets.LifecycleVars{Downstream: sinkURL, Storage: storage, Broker: brokerAddr}, f.brokerCount)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -134,9 +134,7 @@ func (f *Faults) Close() error {
 	if f == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	errs := []error{f.Nemesis.HealAll(ctx), f.closeConsumers()}
+	errs := []error{f.healAll(), f.closeConsumers()}
 	if f.Sink != nil {
 		errs = append(errs, f.Sink.Close())
 	}
@@ -148,6 +146,16 @@ func (f *Faults) Close() error {
 		errs = append(errs, n.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// healAll heals every fault still injected, the latest first.
+func (f *Faults) healAll() error {
+	if f == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return f.Nemesis.HealAll(ctx)
 }
 
 // downstream returns what the sink saw of one ref: its calls (answered and held), their
@@ -181,5 +189,18 @@ func (f *Faults) FailNextHook(i int, tn *targets.Tenant, v targets.Vars) faults.
 			hc := f.t.ObserverClient(10*time.Second, 0)
 			defer hc.CloseIdleConnections()
 			return f.t.SendFailNext(ctx, hc, in, tn, v)
+		}, nil)
+}
+
+// ConsumerFailNext returns a consumer's fail_next hook for one event as a fault: injecting it
+// sends the hook's request to instance i, so that the first handling of the event fails; healing
+// does nothing (the handling uses it up).
+func (f *Faults) ConsumerFailNext(c *targets.Consumer, i int, v targets.EventVars) faults.Fault {
+	in := &f.t.Instances[i]
+	return faults.Func(faults.KindFailNext, fmt.Sprintf("instance %d", i), fmt.Sprintf("fail_next hook of consumer %s on instance %d for event %s", c.Name, i, v.EventID),
+		func(ctx context.Context) error {
+			hc := f.t.ObserverClient(10*time.Second, 0)
+			defer hc.CloseIdleConnections()
+			return c.SendFailNext(ctx, hc, in, v)
 		}, nil)
 }

@@ -30,6 +30,9 @@ type Harness struct {
 	closed    bool
 }
 
+// stopGrace is how long a stopped process may take to exit after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
+
 // ErrRemote is returned by Open for a target on another machine without AllowRemote.
 var ErrRemote = errors.New("remote target refused")
 
@@ -72,7 +75,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 	}
 	kit, err := setUpFaults(ctx, t, &h.procs, h.o.sink)
 	if err != nil {
-		h.procs.StopAll(5 * time.Second)
+		h.procs.StopAll(stopGrace)
 		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 	}
 	h.kit = kit
@@ -104,8 +107,8 @@ func (h *Harness) Env() *Env { return h.env }
 func (h *Harness) Target() *targets.Target { return h.target }
 
 // Close ends whatever still runs, runs the target file's clean-up, heals every fault, stops
-// the sink, the proxies and every process the harness started, and closes the target when the
-// harness loaded it. It is safe to call more than once.
+// every process the harness started, then the sink, the proxies and the broker topologies it
+// created, and closes the target when the harness loaded it. It is safe to call more than once.
 func (h *Harness) Close() error {
 	if h.closed {
 		return nil
@@ -118,8 +121,12 @@ func (h *Harness) Close() error {
 			errs = append(errs, h.cleanUp())
 		}
 	}
+	// The target's processes stop (SIGTERM, then SIGKILL after the grace) with every fault
+	// healed and before the proxies, the sink and the brokers' topologies go: a graceful
+	// shutdown still reaches its broker through {{.Broker}}, its downstream and its store.
+	errs = append(errs, h.kit.healAll())
+	h.procs.StopAll(stopGrace)
 	errs = append(errs, h.kit.Close())
-	h.procs.StopAll(5 * time.Second)
 	if h.ownTarget {
 		errs = append(errs, h.target.Close())
 	}

@@ -34,7 +34,10 @@ longer).`,
 				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again",
 					Skip: "the consumer declares no dedupe_retention"}
 			}
-			delays := lateDelays(r, e.Settings.MaxWait, c.Transport)
+			if skip := e.republishSkip(c); skip != "" {
+				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again", Skip: skip}
+			}
+			delays := lateDelays(r, e.Settings.MaxWait, e.brokerWindow(c))
 			if len(delays) == 0 {
 				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again",
 					Skip: sprintf("the dedupe retention %v is too short to redeliver within it", r)}
@@ -64,14 +67,14 @@ longer).`,
 
 // lateDelays are the delays after the first delivery at which late-redelivery redelivers: four
 // doubling delays up to nine tenths of the retention, or up to maxWait when the retention is
-// longer (the lower bound), none shorter than JetStream's duplicates window for a NATS consumer
-// (the broker's own dedupe must not be what is tested). None when the retention is shorter than
-// that floor.
-func lateDelays(retention, maxWait time.Duration, tr targets.Transport) []time.Duration {
+// longer (the lower bound), none shorter than the broker's duplicates window (JetStream's, when
+// the event id travels in the message id: the broker's own dedupe must not be what is tested).
+// None when the retention is shorter than that floor.
+func lateDelays(retention, maxWait, window time.Duration) []time.Duration {
 	limit := min(retention*9/10, maxWait)
 	floor := 100 * time.Millisecond
-	if tr == targets.TransportNATS {
-		floor = brokerDuplicatesWindow + 100*time.Millisecond
+	if window > 0 {
+		floor = window + 100*time.Millisecond
 	}
 	var out []time.Duration
 	for i := 3; i >= 0; i-- {

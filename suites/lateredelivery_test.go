@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
 
@@ -32,18 +31,18 @@ func TestLateDelays(t *testing.T) {
 	tests := []struct {
 		name               string
 		retention, maxWait time.Duration
-		tr                 targets.Transport
+		window             time.Duration
 		want               []time.Duration
 	}{
-		{"within a short retention", 3 * time.Second, 30 * time.Second, targets.TransportWebhook, ms(338, 675, 1350, 2700)},
-		{"from below up to --max-wait", 72 * time.Hour, 30 * time.Second, targets.TransportWebhook, ms(3750, 7500, 15000, 30000)},
-		{"past JetStream's duplicates window", time.Second, 30 * time.Second, targets.TransportNATS, ms(450, 900)},
-		{"a retention too short for JetStream", 300 * time.Millisecond, 30 * time.Second, targets.TransportNATS, nil},
+		{"within a short retention", 3 * time.Second, 30 * time.Second, 0, ms(338, 675, 1350, 2700)},
+		{"from below up to --max-wait", 72 * time.Hour, 30 * time.Second, 0, ms(3750, 7500, 15000, 30000)},
+		{"past JetStream's duplicates window", time.Second, 30 * time.Second, 200 * time.Millisecond, ms(450, 900)},
+		{"a retention too short for JetStream", 300 * time.Millisecond, 30 * time.Second, 200 * time.Millisecond, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := lateDelays(tt.retention, tt.maxWait, tt.tr); !slices.Equal(got, tt.want) {
-				t.Errorf("lateDelays(%v, %v, %s) = %v, want %v", tt.retention, tt.maxWait, tt.tr, got, tt.want)
+			if got := lateDelays(tt.retention, tt.maxWait, tt.window); !slices.Equal(got, tt.want) {
+				t.Errorf("lateDelays(%v, %v, %v) = %v, want %v", tt.retention, tt.maxWait, tt.window, got, tt.want)
 			}
 		})
 	}

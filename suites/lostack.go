@@ -22,17 +22,26 @@ func init() {
 		Must: `When a consumer's acknowledgement of a processed delivery is lost on the way back (its 2xx
 to a webhook, or its ack to the broker when its broker link is cut), the redelivery of the event MUST
 be acknowledged and the event MUST take effect exactly once.`,
-		Catches:    []string{"no-dedupe"},
-		Needs:      []string{"consumers[].effects", "toxiproxy (optional; embedded by default)"},
+		Catches: []string{"no-dedupe"},
+		Needs: []string{"consumers[].effects", "toxiproxy (optional; embedded by default)",
+			"on a broker: a lifecycle reaching it through {{.Broker}} (and nats.durable), with a downstream binding (it holds the effect) or without one (the link is silenced before the ack)"},
 		Labels:     []string{"fault:network"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
 	p.specs = func(e *Env) []*Spec {
 		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
-			return p.spec(c.Name+": a redelivery after the acknowledgement was cut takes no effect again", func(s *S) check.Result {
-				if c.Transport != targets.TransportWebhook {
-					return s.lostAckBroker(c)
+			if c.IsQueue() {
+				text := c.Name + ": the broker link cut while the downstream holds the effect, then healed: the broker's redelivery takes no effect again"
+				if e.Faults.Sink == nil {
+					text = c.Name + ": the broker link silenced before the acknowledgement, then cut and healed: the broker's redelivery takes no effect again"
 				}
+				sp := p.spec(text, func(s *S) check.Result { return s.lostAckBroker(c) })
+				if e.Faults.Sink != nil {
+					sp.Extra = append(sp.Extra, "fault:downstream")
+				}
+				return sp
+			}
+			return p.spec(c.Name+": a redelivery after the 2xx was cut by Toxiproxy takes no effect again", func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				proxy, via, err := s.Faults.ProxyFor(0)
 				if err != nil {

@@ -68,7 +68,7 @@ func (p *Property) spec(text string, body func(*S) check.Result) *Spec {
 var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
 	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay",
 	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
-	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "late-redelivery",
+	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
 	"signature", "delivery-load"}
 
 // properties is the registry, in run order.

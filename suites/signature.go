@@ -7,26 +7,27 @@ import (
 )
 
 // signature: forged deliveries of fresh events (unsigned, signed with another secret, signed
-// with a timestamp outside the declared tolerance, and a validly signed delivery whose body was
-// changed after signing), each followed by the correctly signed delivery of the same event; and
-// one correctly signed delivery.
+// with a timestamp outside the declared tolerance in the past and in the future, and a validly
+// signed delivery whose body was changed after signing), each followed by the correctly signed
+// delivery of the same event; and one correctly signed delivery.
 //
 // The consumer MUST reject each forgery with a 4xx and leave no effect, and MUST then accept the
 // correctly signed delivery of the same event (a rejected forgery must not use up its id); it
 // MUST accept a correctly signed delivery with a 2xx and apply it once. A scheme without a
-// timestamp (GitHub's) has no stale-timestamp case; a consumer with signing none has nothing to
-// check.
+// timestamp (GitHub's) has no stale- or future-timestamp case; a consumer with signing none has
+// nothing to check.
 //
 // Catches: no-signature-check (every forgery is accepted), stale-timestamp-accepted (a
-// captured delivery replays for ever).
+// captured delivery replays for ever), future-timestamp-accepted (a delivery prepared in
+// advance is accepted).
 func init() {
 	p := &Property{
 		Name: "signature",
-		Must: `Unsigned, wrongly signed, stale (timestamp outside the tolerance) and tampered (body changed
-after signing) deliveries MUST each be rejected with a 4xx and leave no effect, and MUST NOT keep the
-correctly signed delivery of the same event from taking effect; a correctly signed delivery MUST be
-accepted (2xx) and take effect once.`,
-		Catches:    []string{"no-signature-check", "stale-timestamp-accepted"},
+		Must: `Unsigned, wrongly signed, stale (timestamp outside the tolerance), future (timestamp beyond the
+tolerance ahead: a replay prepared in advance) and tampered (body changed after signing) deliveries MUST
+each be rejected with a 4xx and leave no effect, and MUST NOT keep the correctly signed delivery of the
+same event from taking effect; a correctly signed delivery MUST be accepted (2xx) and take effect once.`,
+		Catches:    []string{"no-signature-check", "stale-timestamp-accepted", "future-timestamp-accepted"},
 		Needs:      []string{"consumers[].signing", "consumers[].effects"},
 		Transports: []targets.Transport{targets.TransportWebhook},
 	}
@@ -52,6 +53,7 @@ var forgeries = []struct {
 	{SignWrong, "a delivery signed with another secret"},
 	{SignStale, "a delivery signed with a timestamp outside the tolerance"},
 	{SignTampered, "a validly signed delivery whose body was changed after signing"},
+	{SignFuture, "a delivery signed with a timestamp beyond the tolerance in the future"},
 }
 
 // signatureSpecs are one consumer's specs: one per forgery, then the valid delivery.
@@ -66,7 +68,7 @@ func signatureSpecs(p *Property, c *targets.Consumer) []*Spec {
 	var out []*Spec
 	for _, f := range forgeries {
 		text := sprintf("%s: %s is rejected and takes no effect", c.Name, f.what)
-		if f.sig == SignStale && !signer.HasTimestamp() {
+		if (f.sig == SignStale || f.sig == SignFuture) && !signer.HasTimestamp() {
 			out = append(out, &Spec{Property: p, Text: text,
 				Skip: sprintf("the %s scheme signs no timestamp: a captured delivery cannot be told from a fresh one", signer.Scheme())})
 			continue

@@ -20,9 +20,11 @@ type Consumer struct {
 	Name string
 	// Transport is how events reach it: webhook, amqp or nats.
 	Transport Transport
-	// Method and Path are the webhook request (on each instance); Headers are sent with it.
+	// Method and Path are the webhook request (on each instance); empty for a queue consumer.
 	Method, Path string
-	Headers      map[string]string
+	// Headers are sent with every delivery (templates over the event's fields): the webhook
+	// request's headers, or a queue message's headers (AMQP table values as strings).
+	Headers map[string]string
 	// AMQP and NATS say where a queue consumer's events are published (one is set for its
 	// transport).
 	AMQP *AMQPBinding
@@ -38,9 +40,12 @@ type Consumer struct {
 	// LockTimeout is how long a claimed event may stay in progress before a redelivery takes it
 	// over (0 = not declared).
 	LockTimeout time.Duration
+	// Hooks are the consumer's test hooks (nil = none): make a handling fail, or slow.
+	Hooks *ConsumerHooks
 
-	req   request // the webhook request
-	event *tmpl
+	req     request  // the webhook request
+	headers []header // a queue message's headers
+	event   *tmpl
 }
 
 // Transport is how events reach a consumer.
@@ -53,26 +58,8 @@ const (
 	TransportNATS    Transport = "nats"
 )
 
-// AMQPBinding says where a queue consumer's events go on RabbitMQ.
-type AMQPBinding struct {
-	// URL is the broker the harness publishes to (amqp://user:pass@host:port/vhost).
-	URL string
-	// Exchange, RoutingKey and Queue name the topology; Create makes the harness declare it at
-	// the start of the run and delete it at the end.
-	Exchange, RoutingKey, Queue string
-	Create                      bool
-}
-
-// NATSBinding says where a queue consumer's events go on NATS JetStream.
-type NATSBinding struct {
-	// URL is the server the harness publishes to (nats://host:port).
-	URL string
-	// Stream and Subject name the stream; Create makes the harness create it (with a short
-	// duplicates window) and delete it at the end. Durable names the consumer the harness
-	// creates with it ("" = the consumer under test creates its own).
-	Stream, Subject, Durable string
-	Create                   bool
-}
+// IsQueue reports whether events reach the consumer through a broker (amqp, nats).
+func (c *Consumer) IsQueue() bool { return c.Transport != TransportWebhook }
 
 // EventSpec is the event the harness delivers.
 type EventSpec struct {
@@ -81,14 +68,42 @@ type EventSpec struct {
 	Body string
 	// Type fills {{.Type}}.
 	Type string
-	// IDHeader, when set, carries the event id in that header too (X-GitHub-Delivery, say);
-	// otherwise the consumer reads it from the body (IDPath says where, for the record).
-	IDHeader, IDPath string
+	// ID says where the consumer reads the event id.
+	ID EventID
 }
 
-// EventVars are what a consumer's templates see: the event and the run's ref.
+// IDTravel is where an event's id travels to the consumer.
+type IDTravel string
+
+// Where the event id travels.
+const (
+	// IDInTransport: the broker's own message id (AMQP message_id, JetStream Nats-Msg-Id); the
+	// default on queues. Every delivery of one event carries the same transport id.
+	IDInTransport IDTravel = "transport"
+	// IDInHeader: a header (the webhook request's, or the message's); the transport id of a
+	// queue message then differs per publication.
+	IDInHeader IDTravel = "header"
+	// IDInBody: the body only (EventID.Path says where); the default on webhooks.
+	IDInBody IDTravel = "body"
+)
+
+// EventID says where the consumer reads an event's id.
+type EventID struct {
+	// In is where it travels.
+	In IDTravel
+	// Header names the header with IDInHeader.
+	Header string
+	// Path is the body's field with IDInBody (RFC 9535, for the record: the harness renders the
+	// body from its template).
+	Path string
+}
+
+// EventVars are what a consumer's templates see: the event and the run's ref (and, in
+// hooks.slow, the delay).
 type EventVars struct {
 	EventID, Object, Version, Time, Type, Ref string
+	// Ms is the delay a slow hook asks for, in milliseconds (hooks.slow only).
+	Ms string
 }
 
 // consumerFields are the placeholders of a consumer's templates.
@@ -101,6 +116,23 @@ func (c *Consumer) RenderEvent(v EventVars) ([]byte, error) {
 		return nil, fmt.Errorf("consumer %s: event.body: %w", c.Name, err)
 	}
 	return []byte(s), nil
+}
+
+// MessageHeaders renders a queue message's headers for an event: the declared headers, and the
+// event id's header when the id travels in one.
+func (c *Consumer) MessageHeaders(v EventVars) (map[string]string, error) {
+	out := map[string]string{}
+	for _, h := range c.headers {
+		s, err := h.tmpl.render(v)
+		if err != nil {
+			return nil, fmt.Errorf("consumer %s: headers.%s: %w", c.Name, h.Name, err)
+		}
+		out[h.Name] = s
+	}
+	if c.Event.ID.In == IDInHeader {
+		out[c.Event.ID.Header] = v.EventID
+	}
+	return out, nil
 }
 
 // brokerURL is the URL of a queue consumer's broker ("" for a webhook).
@@ -116,7 +148,7 @@ func (c *Consumer) brokerURL() string {
 
 // consumerObjectFields are the fields of one consumer.
 var consumerObjectFields = []string{"name", "transport", "method", "path", "headers", "amqp", "nats", "event",
-	"signing", "effects", "state", "dedupe_retention", "lock_timeout"}
+	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "hooks"}
 
 // consumers decodes the consumers list.
 func (d *decoder) consumers(top *object) []*Consumer {
@@ -153,15 +185,16 @@ func (d *decoder) consumers(top *object) []*Consumer {
 		if v, ok := d.duration(o, "lock_timeout"); ok {
 			c.LockTimeout = v
 		}
+		c.Hooks = d.consumerHooks(o, c)
 		out = append(out, c)
 	}
 	return out
 }
 
-// consumerTransport decodes the webhook request or the broker binding of a consumer.
+// consumerTransport decodes the webhook request, or the broker binding and message headers of a
+// queue consumer; fields of the other transports are errors.
 func (d *decoder) consumerTransport(o *object, c *Consumer) {
-	switch c.Transport {
-	case TransportWebhook:
+	if c.Transport == TransportWebhook {
 		for _, f := range []string{"amqp", "nats"} {
 			if o.has(f) {
 				d.ps.add(o.lineOf(f), o.at(f), "only a %s consumer takes %s (this one is a webhook)", f, f)
@@ -173,32 +206,19 @@ func (d *decoder) consumerTransport(o *object, c *Consumer) {
 		}
 		d.requestWith(o, &c.req, "POST", consumerFields)
 		c.Method, c.Path, c.Headers = c.req.method, srcOf(c.req.path), headerMap(c.req.headers)
-	case TransportAMQP:
-		bo, ok := d.object(o.fields["amqp"].val, o.at("amqp"), "url", "exchange", "routing_key", "queue", "create")
-		if !ok {
-			d.ps.add(o.line, o.at("amqp"), "missing required field (url, exchange, routing_key, queue)")
-			return
+		return
+	}
+	for _, f := range []string{"method", "path", "amqp", "nats"} {
+		if o.has(f) && f != string(c.Transport) {
+			d.ps.add(o.lineOf(f), o.at(f), "a %s consumer takes no %s (events are published on its broker, not sent over HTTP)", c.Transport, f)
 		}
-		b := &AMQPBinding{}
-		b.URL, _ = d.required(bo, "url", " (amqp://guest:guest@127.0.0.1:5672/)")
-		b.Exchange, _ = d.required(bo, "exchange", "")
-		b.Queue, _ = d.required(bo, "queue", "")
-		b.RoutingKey, _ = d.str(bo, "routing_key")
-		b.Create, _ = d.boolean(bo, "create")
-		c.AMQP = b
-	case TransportNATS:
-		bo, ok := d.object(o.fields["nats"].val, o.at("nats"), "url", "stream", "subject", "durable", "create")
-		if !ok {
-			d.ps.add(o.line, o.at("nats"), "missing required field (url, stream, subject)")
-			return
-		}
-		b := &NATSBinding{}
-		b.URL, _ = d.required(bo, "url", " (nats://127.0.0.1:4222)")
-		b.Stream, _ = d.required(bo, "stream", "")
-		b.Subject, _ = d.required(bo, "subject", "")
-		b.Durable, _ = d.str(bo, "durable")
-		b.Create, _ = d.boolean(bo, "create")
-		c.NATS = b
+	}
+	c.headers, _ = d.tmplHeaders(o, consumerFields)
+	c.Headers = headerMap(c.headers)
+	if c.Transport == TransportAMQP {
+		c.AMQP = d.amqpBinding(o)
+	} else {
+		c.NATS = d.natsBinding(o)
 	}
 }
 
@@ -209,10 +229,11 @@ func (d *decoder) event(o *object, c *Consumer) {
 		d.ps.add(o.line, o.at("event"), "missing required field (the event body template, with {{.EventID}})")
 		return
 	}
+	d.eventID(eo, c)
 	if tp, ok := d.tmplField(eo, "body", consumerFields); ok {
 		c.event, c.Event.Body = tp, tp.src
-		if !strings.Contains(tp.src, ".EventID") && !eo.has("id") {
-			d.ps.add(eo.lineOf("body"), eo.at("body"), "must carry {{.EventID}}, or event.id must name the header that carries it")
+		if !strings.Contains(tp.src, ".EventID") && c.Event.ID.In == IDInBody {
+			d.ps.add(eo.lineOf("body"), eo.at("body"), "must carry {{.EventID}}: the event id travels in the body (event.id names a header or, on a queue, transport: true otherwise)")
 		}
 	} else if !eo.has("body") {
 		d.ps.add(eo.line, eo.at("body"), "missing required field (the event body template)")
@@ -221,22 +242,61 @@ func (d *decoder) event(o *object, c *Consumer) {
 	if s, ok := d.str(eo, "type"); ok {
 		c.Event.Type = strings.TrimSpace(s)
 	}
+	if c.Event.ID.In == IDInHeader {
+		for name := range c.Headers {
+			if strings.EqualFold(name, c.Event.ID.Header) {
+				d.ps.add(o.lineOf("headers"), o.at("headers")+"."+name, "is the event id's header (event.id.header): the harness sets it to each event's id")
+			}
+		}
+	}
+}
+
+// eventID decodes where the event id travels: one of transport (queues only), header and
+// jsonpath; the default is the transport id on a queue, $.id in the body of a webhook.
+func (d *decoder) eventID(eo *object, c *Consumer) {
+	c.Event.ID = EventID{In: IDInBody, Path: "$.id"}
+	if c.IsQueue() {
+		c.Event.ID = EventID{In: IDInTransport}
+	}
 	if !eo.has("id") {
-		c.Event.IDPath = "$.id"
 		return
 	}
-	io, ok := d.object(eo.fields["id"].val, eo.at("id"), "header", "jsonpath")
+	io, ok := d.object(eo.fields["id"].val, eo.at("id"), "transport", "header", "jsonpath")
 	if !ok {
 		return
 	}
-	if s, ok := d.str(io, "header"); ok {
-		if !validHeaderName(strings.TrimSpace(s)) {
-			d.ps.add(io.lineOf("header"), io.at("header"), "%q is not a valid HTTP header name", s)
+	declared := 0
+	for _, f := range []string{"transport", "header", "jsonpath"} {
+		if io.has(f) {
+			declared++
 		}
-		c.Event.IDHeader = strings.TrimSpace(s)
 	}
-	if s, ok := d.str(io, "jsonpath"); ok {
-		c.Event.IDPath = strings.TrimSpace(s)
+	if declared != 1 {
+		d.ps.add(io.line, eo.at("id"), "declare exactly one of transport: true, header: NAME and jsonpath: PATH (where the consumer reads the event id)")
+		return
+	}
+	switch {
+	case io.has("transport"):
+		v, ok := d.boolean(io, "transport")
+		switch {
+		case !ok:
+		case !v:
+			d.ps.add(io.lineOf("transport"), io.at("transport"), "only transport: true is meaningful (name a header or a jsonpath instead)")
+		case !c.IsQueue():
+			d.ps.add(io.lineOf("transport"), io.at("transport"), "a webhook has no transport message id: name the header (e.g. webhook-id) or the body's jsonpath that carries the event id")
+		default:
+			c.Event.ID = EventID{In: IDInTransport}
+		}
+	case io.has("header"):
+		s, _ := d.str(io, "header")
+		name := strings.TrimSpace(s)
+		if !validHeaderName(name) {
+			d.ps.add(io.lineOf("header"), io.at("header"), "%q is not a valid header name", s)
+		}
+		c.Event.ID = EventID{In: IDInHeader, Header: name}
+	default:
+		s, _ := d.str(io, "jsonpath")
+		c.Event.ID = EventID{In: IDInBody, Path: strings.TrimSpace(s)}
 	}
 }
 
@@ -277,7 +337,7 @@ func (d *decoder) signing(o *object, c *Consumer) {
 	if c.Signing.Scheme != webhook.SchemeNone && c.Signing.Secret == "" {
 		d.ps.add(so.line, so.at("secret"), "missing required field (the signing secret, e.g. \"${WEBHOOK_SECRET}\")")
 	}
-	if c.Transport != TransportWebhook && c.Signing.Scheme != webhook.SchemeNone {
+	if c.IsQueue() && c.Signing.Scheme != webhook.SchemeNone {
 		d.ps.add(so.line, so.at("scheme"), "only webhook deliveries are signed (this consumer reads from %s)", c.Transport)
 	}
 	if _, err := webhook.New(c.Signing); err != nil && c.Signing.Secret != "" {
@@ -286,7 +346,8 @@ func (d *decoder) signing(o *object, c *Consumer) {
 }
 
 // Request renders a webhook delivery of body to an instance (the consumer's method, path and
-// headers; no signature: the harness adds it).
+// headers, and the event id's header when it travels in one; no signature: the harness adds
+// it).
 func (c *Consumer) Request(ctx context.Context, inst *Instance, v EventVars, body []byte) (*http.Request, error) {
 	pq, err := c.req.pathQuery(v)
 	if err != nil {
@@ -299,11 +360,15 @@ func (c *Consumer) Request(ctx context.Context, inst *Instance, v EventVars, bod
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if c.Event.ID.In == IDInHeader {
+		req.Header.Set(c.Event.ID.Header, v.EventID)
+	}
 	return req, nil
 }
 
 // Destination names where a queue consumer's events are published, for the history (no
-// credentials): amqp://HOST/EXCHANGE/ROUTING_KEY or nats://HOST/SUBJECT.
+// credentials): amqp://HOST/EXCHANGE/ROUTING_KEY (the default exchange as "(default)") or
+// nats://HOST/SUBJECT.
 func (c *Consumer) Destination() string {
 	host := func(raw string) string {
 		if u, err := url.Parse(raw); err == nil {
@@ -313,7 +378,11 @@ func (c *Consumer) Destination() string {
 	}
 	switch {
 	case c.AMQP != nil:
-		return "amqp://" + host(c.AMQP.URL) + "/" + c.AMQP.Exchange + "/" + c.AMQP.RoutingKey
+		ex := c.AMQP.Exchange
+		if ex == "" {
+			ex = "(default)"
+		}
+		return "amqp://" + host(c.AMQP.URL) + "/" + ex + "/" + c.AMQP.PublishKey()
 	case c.NATS != nil:
 		return "nats://" + host(c.NATS.URL) + "/" + c.NATS.Subject
 	}

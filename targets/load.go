@@ -128,6 +128,8 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Cleanup = d.cleanup(top)
 	t.Hooks = d.hooks(top)
 	t.Consumers = d.consumers(top)
+	d.needInstances(top, t)
+	d.checkReplicas(top, t)
 	if t.Lifecycle != nil && t.Lifecycle.UsesBroker() && !slices.ContainsFunc(t.Consumers, func(c *Consumer) bool { return c.Transport != TransportWebhook }) {
 		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Broker}} but no consumer reads from a broker (transport: amqp or nats)")
 	}
@@ -144,12 +146,10 @@ func (d *decoder) target(n ast.Node) *Target {
 }
 
 // instances decodes the instances list: URLs (a value may hold several, comma-separated) or {url}.
+// A missing list is reported later, by needInstances, when the target needs one.
 func (d *decoder) instances(top *object) []Instance {
 	nodes, ok := d.list(top, "instances")
 	if !ok {
-		if _, present := top.fields["instances"]; !present || top.fields["instances"].val == nil {
-			d.ps.add(top.line, "instances", "missing required field (the base URLs of the API, e.g. [http://127.0.0.1:8080])")
-		}
 		return nil
 	}
 	var out []Instance
@@ -193,6 +193,37 @@ func (d *decoder) instances(top *object) []Instance {
 		d.ps.add(top.lineOf("instances"), "instances", "must list at least one base URL")
 	}
 	return out
+}
+
+// needInstances reports a target without instances that needs them: every target but one whose
+// consumers all read from a broker and are observed through SQL alone (a queue worker with no
+// HTTP port), and whose fail_next hooks have nowhere else to go.
+func (d *decoder) needInstances(top *object, t *Target) {
+	if len(t.Instances) > 0 || top.has("instances") {
+		return
+	}
+	why := ""
+	switch {
+	case len(t.Operations) > 0 || len(t.Consumers) == 0:
+		why = "the base URLs of the API, e.g. [http://127.0.0.1:8080]"
+	default:
+		for _, c := range t.Consumers {
+			switch {
+			case !c.IsQueue():
+				why = "webhook consumer " + c.Name + " is delivered to over HTTP"
+			case c.Effects != nil && c.Effects.HTTP != nil, c.State != nil && c.State.HTTP != nil:
+				why = "consumer " + c.Name + " is observed over HTTP; a queue worker without an HTTP port needs SQL observers"
+			case c.Hooks.CanFail():
+				why = "consumer " + c.Name + "'s hooks.fail_next is sent to an instance"
+			}
+			if why != "" {
+				break
+			}
+		}
+	}
+	if why != "" {
+		d.ps.add(top.line, "instances", "missing required field (%s)", why)
+	}
 }
 
 // tls decodes the tls options and loads the CA file.
@@ -304,7 +335,7 @@ func (d *decoder) lifecycle(top *object) *Lifecycle {
 	if !top.has("lifecycle") {
 		return nil
 	}
-	o, ok := d.object(top.fields["lifecycle"].val, "lifecycle", "command", "env", "dir", "ready", "durable")
+	o, ok := d.object(top.fields["lifecycle"].val, "lifecycle", "command", "env", "dir", "ready", "durable", "replicas")
 	if !ok {
 		return nil
 	}
@@ -339,25 +370,82 @@ func (d *decoder) lifecycle(top *object) *Lifecycle {
 			d.ps.add(o.lineOf("dir"), o.at("dir"), "%s is not a folder", l.Dir)
 		}
 	}
-	if o.has("ready") {
-		if ro, ok := d.object(o.fields["ready"].val, o.at("ready"), "path", "timeout"); ok {
-			r := &Ready{Path: "/", Timeout: 30 * time.Second}
-			if s, ok := d.str(ro, "path"); ok {
-				if !strings.HasPrefix(s, "/") {
-					d.ps.add(ro.lineOf("path"), ro.at("path"), "must start with /, got %q", s)
-				}
-				r.Path = s
-			}
-			if v, ok := d.duration(ro, "timeout"); ok {
-				r.Timeout = v
-			}
-			l.Ready = r
-		}
-	}
+	l.Ready = d.ready(o)
 	if v, ok := d.boolean(o, "durable"); ok {
 		l.Durable = v
 	}
+	if v, ok := d.integer(o, "replicas", 1, 64); ok {
+		l.Replicas = v
+	}
+	l.line, l.replicasLine, l.readyLine = o.line, o.lineOf("replicas"), o.lineOf("ready")
 	return l
+}
+
+// ready decodes lifecycle.ready: one of path (an HTTP probe), broker_consumers and log.
+func (d *decoder) ready(o *object) *Ready {
+	if !o.has("ready") {
+		return nil
+	}
+	ro, ok := d.object(o.fields["ready"].val, o.at("ready"), "path", "timeout", "broker_consumers", "log")
+	if !ok {
+		return nil
+	}
+	r := &Ready{Path: "/", Timeout: 30 * time.Second}
+	probes := 0
+	for _, f := range []string{"path", "broker_consumers", "log"} {
+		if ro.has(f) {
+			probes++
+		}
+	}
+	if probes > 1 {
+		d.ps.add(ro.line, o.at("ready"), "declare one probe: path, broker_consumers or log")
+	}
+	if s, ok := d.str(ro, "path"); ok {
+		if !strings.HasPrefix(s, "/") {
+			d.ps.add(ro.lineOf("path"), ro.at("path"), "must start with /, got %q", s)
+		}
+		r.Path = s
+	}
+	if n, ok := d.integer(ro, "broker_consumers", 1, 1000); ok {
+		r.Path, r.BrokerConsumers = "", n
+	}
+	if s, ok := d.str(ro, "log"); ok {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			d.ps.add(ro.lineOf("log"), ro.at("log"), "bad regular expression %q: %v", s, err)
+		}
+		r.Path, r.Log = "", re
+	}
+	if v, ok := d.duration(ro, "timeout"); ok {
+		r.Timeout = v
+	}
+	return r
+}
+
+// checkReplicas checks lifecycle.replicas and the readiness probe against the instances: one
+// process per instance, or, without instances, the declared replicas with a probe that needs no
+// HTTP port.
+func (d *decoder) checkReplicas(top *object, t *Target) {
+	l := t.Lifecycle
+	if l == nil {
+		return
+	}
+	if len(t.Instances) > 0 || top.has("instances") {
+		if l.Replicas != 0 && l.Replicas != len(t.Instances) && len(t.Instances) > 0 {
+			d.ps.add(l.replicasLine, "lifecycle.replicas", "is %d, but one process runs per instance (%d): leave replicas out", l.Replicas, len(t.Instances))
+		}
+		l.Replicas = len(t.Instances)
+		return
+	}
+	if l.Replicas == 0 {
+		l.Replicas = 1
+	}
+	if r := l.Ready; r == nil || (r.BrokerConsumers == 0 && r.Log == nil) {
+		d.ps.add(l.readyLine, "lifecycle.ready", "a target without instances has no HTTP port to probe: declare {broker_consumers: N} or {log: REGEX}")
+	}
+	if r := l.Ready; r != nil && r.BrokerConsumers > 0 && !slices.ContainsFunc(t.Consumers, (*Consumer).IsQueue) {
+		d.ps.add(l.readyLine, "lifecycle.ready.broker_consumers", "no consumer reads from a broker")
+	}
 }
 
 // envMap decodes a mapping of environment variable names to values.

@@ -136,6 +136,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -329,16 +330,28 @@ type Lifecycle struct {
 	Ready *Ready
 	// Durable says the store survives a SIGKILL and restart (needed by the crash properties).
 	Durable bool
+	// Replicas is how many processes run: one per instance, or, for a target without
+	// instances (a queue worker with no HTTP port), the declared number (default 1).
+	Replicas int
 
 	command []*tmpl
 	env     map[string]*tmpl
 	envKeys []string
+	// lines of the block and of its replicas and ready fields, for problems found later
+	line, replicasLine, readyLine int
 }
 
-// Ready is a readiness probe: GET Path on the instance until it answers 2xx, for at most Timeout.
+// Ready is a readiness probe, tried for at most Timeout: GET Path on the instance until it
+// answers 2xx; or, for a process without an HTTP port, until the broker counts BrokerConsumers
+// consumers for each running process (RabbitMQ's consumers of the queue, JetStream's waiting
+// pull requests or a bound push consumer), or until the process prints a line matching Log.
 type Ready struct {
 	Path    string
 	Timeout time.Duration
+	// BrokerConsumers is how many consumers each process attaches to its queue (0 = not this probe).
+	BrokerConsumers int
+	// Log matches the line a process prints once it is ready (nil = not this probe).
+	Log *regexp.Regexp
 }
 
 // Render returns the argument list and the extra environment ("NAME=value") for one instance.

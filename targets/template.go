@@ -140,6 +140,8 @@ func varField(v any, name string) (string, bool) {
 			return v.Type, true
 		case "Ref":
 			return v.Ref, true
+		case "Ms":
+			return v.Ms, true
 		}
 	case KeyVars:
 		switch name {
@@ -363,7 +365,11 @@ func (d *decoder) compile(src string, at srcPos, path string, known []string) (*
 func sampleFor(known []string) any {
 	switch {
 	case slices.Contains(known, "EventID"):
-		return EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
+		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
+		if slices.Contains(known, "Ms") {
+			v.Ms = "1000"
+		}
+		return v
 	case slices.Contains(known, "Seq"):
 		return KeyVars{Run: "rs-sample", Seq: "1"}
 	case slices.Contains(known, "Addr"):
@@ -384,3 +390,6 @@ func suggestPlaceholder(s string, known []string) string {
 	}
 	return ""
 }
+
+// uses reports whether the template refers to the field ({{.Field}}, {{json .Field}}).
+func (t *tmpl) uses(field string) bool { return t != nil && strings.Contains(t.src, "."+field) }

@@ -29,13 +29,31 @@ must catch it, the stores it runs on, and its bug. The API's come first; the con
 			}
 			for _, m := range consumer.Mutants {
 				where := strings.Join(m.Stores, ",") + " on " + strings.Join(m.Transports, ",")
-				by := m.CaughtBy
-				if m.QueueCaughtBy != "" {
-					by += " (queues: " + m.QueueCaughtBy + ")"
-				}
+				by := consumerCatches(m)
 				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s consumer: %s\n", m.Name, by, where, m.Bug)
 			}
 			return nil
 		},
 	}
+}
+
+// consumerCatches names the properties that catch a consumer mutant, each with its transports
+// when not all of the mutant's and its shape when it has no sink: "redelivery, lost-ack (amqp,nats; no-sink)".
+func consumerCatches(m consumer.MutantInfo) string {
+	var parts []string
+	for _, c := range m.Caught {
+		var notes []string
+		if len(c.Transports) > 0 && len(c.Transports) < len(m.Transports) {
+			notes = append(notes, strings.Join(c.Transports, ","))
+		}
+		if c.Shape == consumer.ShapeNoSink {
+			notes = append(notes, "no-sink")
+		}
+		if len(notes) > 0 {
+			parts = append(parts, c.Property+" ("+strings.Join(notes, "; ")+")")
+		} else {
+			parts = append(parts, c.Property)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -113,7 +113,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer h.Close()
 	env := h.Env()
-	fmt.Fprintf(out, "retrysafe: testing %s (%s), run %s, seed %d\n", t.Name, t.Instances[0].URL.Redacted(), env.Settings.RunID, env.Settings.Seed)
+	fmt.Fprintf(out, "retrysafe: testing %s (%s), run %s, seed %d\n", t.Name, where(t), env.Settings.RunID, env.Settings.Seed)
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		return usageErr("--report-dir: %v", err)
 	}
@@ -264,4 +264,18 @@ func reproBase(f *runFlags) string {
 		s += " --store " + f.store
 	}
 	return s
+}
+
+// where says where a target is, for the first line of a run: its first instance, or, for a
+// queue worker without one, where its first consumer's events are published.
+func where(t *targets.Target) string {
+	if len(t.Instances) > 0 {
+		return t.Instances[0].URL.Redacted()
+	}
+	for _, c := range t.Consumers {
+		if d := c.Destination(); d != "" {
+			return d
+		}
+	}
+	return "no instance"
 }

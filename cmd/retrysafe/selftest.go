@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/suites/selftest"
 	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +26,7 @@ func newSelftestCmd() *cobra.Command {
 		jsonFile string
 		stores   string
 		mutants  string
+		shape    string
 	)
 	cmd := &cobra.Command{
 		Use:   "selftest",
@@ -33,7 +35,9 @@ func newSelftestCmd() *cobra.Command {
 postgres, redis), in its default shape and its other shapes (UUID keys, no auth, test hooks, a
 400 mismatch), and each mutant on every store of its row, running for a mutant only the
 property that must catch it; then the same for the reference consumer on each transport
-(webhook on every store; amqp and nats on sqlite and postgres). Prints the matrix (rows
+(webhook on every store; amqp and nats on sqlite and postgres), in two shapes: calling the
+harness's downstream sink, and calling nothing of the harness's (no-sink: test hooks, the event id
+in a message header on NATS), where every property takes its black-box path. Prints the matrix (rows
 mutants, columns stores; each cell killed, survived, pending or n-a; a cell marked * is
 reported, not required). Exit 0 only when the correct API and consumer pass everywhere and
 every required cell is killed.
@@ -44,6 +48,12 @@ of 'retrysafe serve'.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Stores = splitList(stores)
 			opts.Mutants = splitList(mutants)
+			switch consumer.Shape(shape) {
+			case "", consumer.ShapeSink, consumer.ShapeNoSink:
+				opts.ConsumerShape = consumer.Shape(shape)
+			default:
+				return usageErr("--consumer-shape: unknown shape %q (known: %s, %s)", shape, consumer.ShapeSink, consumer.ShapeNoSink)
+			}
 			for _, s := range opts.Stores {
 				if !slices.Contains(reference.AllStores, s) {
 					return usageErr("--stores: unknown store %q (known: %s)", s, strings.Join(reference.AllStores, ", "))
@@ -79,6 +89,8 @@ of 'retrysafe serve'.`,
 	f.StringVar(&stores, "stores", "", "comma-separated stores (default: memory,sqlite,postgres,redis)")
 	f.StringVar(&mutants, "mutants", "", "comma-separated rows to run (default: every mutant and "+selftest.TwoMemoryInstances+")")
 	f.BoolVar(&opts.NoConsumers, "no-consumers", false, "leave out the reference consumer's rows (webhook, amqp, nats)")
+	f.BoolVar(&opts.NoAPI, "no-api", false, "leave out the reference API's rows (run only the consumer's)")
+	f.StringVar(&shape, "consumer-shape", "", "run only the consumer rows of one shape: sink (it calls the harness's downstream) or no-sink (it calls nothing of the harness's: test hooks, black-box fault paths)")
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
 	return cmd
@@ -129,7 +141,10 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 	var last string
 	for _, c := range res.Cells {
 		label := c.Mutant + " (" + c.Property + ")"
-		if c.Transport != "" {
+		switch {
+		case c.Shape == string(consumer.ShapeNoSink):
+			label = c.Mutant + " [" + c.Transport + ", " + c.Shape + "] (" + c.Property + ")"
+		case c.Transport != "":
 			label = c.Mutant + " [" + c.Transport + "] (" + c.Property + ")"
 		}
 		if label != last {

@@ -36,8 +36,11 @@ its in-flight window by MS milliseconds (at most 60000).
 --consumer webhook|amqp|nats serves the reference event consumer instead: it deduplicates
 deliveries on the event id (POST /webhooks, or messages from --broker-url), applies each
 event's effect once (GET /v1/effects?event=ID counts them; it calls --downstream), keeps
-each object's newest version (GET /v1/objects/ID), and verifies --signing. The consumer's
-mutants are listed by 'retrysafe mutants'.`,
+each object's newest version (GET /v1/objects/ID), and verifies --signing. With --hooks it
+offers POST /_test/fail?event=ID (the next handling of that event fails) and the X-Test-Delay
+header (of a webhook request or a queue message) that slows one handling; --id-from says where
+a delivery carries the event id (transport, body, or header:NAME). The consumer's mutants are
+listed by 'retrysafe mutants'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -45,7 +48,7 @@ mutants are listed by 'retrysafe mutants'.`,
 			if cons.transport != "" {
 				return serveConsumer(ctx, cmd, cons, serveCommon{addr: opts.Addr, store: opts.Store, dsn: opts.DSN, mutant: mutant,
 					downstream: opts.Config.Downstream, lockTimeout: opts.Config.LockTimeout,
-					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay})
+					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay, hooks: opts.Config.Hooks})
 			}
 			m, err := reference.ParseMutant(mutant)
 			if err != nil {

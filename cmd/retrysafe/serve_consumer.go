@@ -29,6 +29,10 @@ type consumerFlags struct {
 	durable         string
 	ackWait         time.Duration
 	prefetch        int
+	idFrom          string
+	push            bool
+	declare         bool
+	deleteOnExit    bool
 }
 
 // addConsumerFlags adds the consumer's flags to serve.
@@ -47,6 +51,10 @@ func addConsumerFlags(cmd *cobra.Command) *consumerFlags {
 	f.StringVar(&c.durable, "durable", "", "the JetStream durable consumer (nats; default <stream>-consumer)")
 	f.DurationVar(&c.ackWait, "ack-wait", queue.DefaultAckWait, "AckWait of the durable consumer (nats)")
 	f.IntVar(&c.prefetch, "prefetch", queue.DefaultPrefetch, "unacknowledged messages handled at a time (amqp, nats)")
+	f.StringVar(&c.idFrom, "id-from", "", "where a delivery carries the event id: transport (the message id; the default on queues), body (the default on webhooks) or header:NAME")
+	f.BoolVar(&c.push, "nats-push", false, "consume a durable push consumer (nats; created with a deliver subject and a queue group when missing) instead of pulling")
+	f.BoolVar(&c.declare, "declare", false, "create the queue (amqp, on the default exchange) or the stream (nats, the server's default duplicates window) when missing")
+	f.BoolVar(&c.deleteOnExit, "delete-on-exit", false, "delete the queue (amqp) or the stream (nats) on SIGTERM, through the broker link, before exiting")
 	return c
 }
 
@@ -65,6 +73,13 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 	if secret == "" {
 		secret = os.Getenv(EnvWebhookSecret)
 	}
+	idFrom, err := consumer.ParseIDFrom(c.idFrom)
+	if err != nil {
+		return usageErr("--id-from: %v", err)
+	}
+	if idFrom.In == consumer.IDInTransport && c.transport == consumer.TransportWebhook {
+		return usageErr("--id-from transport: a webhook delivery has no transport id (use body or header:NAME)")
+	}
 	opts := consumer.ServeOptions{
 		Addr: common.addr, Store: common.store, DSN: common.dsn, Out: cmd.OutOrStdout(),
 		Log: log.New(os.Stderr, "retrysafe serve --consumer: ", log.LstdFlags),
@@ -72,6 +87,7 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 			Signing: webhook.Config{Scheme: scheme, Secret: secret}, Tolerance: c.tolerance,
 			DedupeRetention: c.dedupeRetention, LockTimeout: common.lockTimeout, Downstream: common.downstream,
 			DownstreamTimeout: common.downstreamTimeout, WorkDelay: common.workDelay, Mutant: m,
+			Hooks: common.hooks, IDFrom: idFrom,
 		},
 	}
 	switch c.transport {
@@ -100,6 +116,7 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 func (c *consumerFlags) queueOptions(m consumer.Mutant) (queue.Options, error) {
 	o := queue.Options{URL: c.brokerURL, Queue: c.queue, Stream: c.stream, Subject: c.subject, Durable: c.durable,
 		AckWait: c.ackWait, Prefetch: c.prefetch, AckFirst: m == consumer.MutantAckBeforeEffect,
+		Push: c.push, Declare: c.declare, DeleteOnExit: c.deleteOnExit,
 		Logf: log.New(os.Stderr, "retrysafe serve --consumer "+c.transport+": ", log.LstdFlags).Printf}
 	switch c.transport {
 	case consumer.TransportAMQP:
@@ -113,6 +130,9 @@ func (c *consumerFlags) queueOptions(m consumer.Mutant) (queue.Options, error) {
 			return o, usageErr("--stream and --subject are required with --consumer nats")
 		}
 	}
+	if c.push && o.Broker != queue.NATS {
+		return o, usageErr("--nats-push is for --consumer nats")
+	}
 	if c.brokerURL == "" {
 		return o, usageErr("--broker-url is required with --consumer %s", c.transport)
 	}
@@ -124,4 +144,5 @@ type serveCommon struct {
 	addr, store, dsn, mutant, downstream string
 	lockTimeout, downstreamTimeout       time.Duration
 	workDelay                            time.Duration
+	hooks                                bool
 }

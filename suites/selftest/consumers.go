@@ -31,42 +31,60 @@ const (
 // consumerTransports are the transports of the consumer rows.
 var consumerTransports = []string{consumer.TransportWebhook, consumer.TransportAMQP, consumer.TransportNATS}
 
-// consumerRows lists a row per consumer mutant and transport it applies to, filtered by name.
-func consumerRows(names []string) []row {
+// consumerRows lists a row per consumer mutant, transport it applies to and property (in its
+// shape) that must catch it there, filtered by name and shape ("" = every shape).
+func consumerRows(names []string, shape consumer.Shape) []row {
 	var out []row
 	for _, m := range consumer.Mutants {
 		if len(names) > 0 && !slices.Contains(names, string(m.Name)) {
 			continue
 		}
 		for _, tr := range m.Transports {
-			r := row{name: string(m.Name), consumer: m.Name, transport: tr, property: m.CaughtOn(tr), required: m.Stores, reported: m.Reported}
-			if tr != consumer.TransportWebhook {
-				r.required, r.reported = nil, nil
-				for _, s := range m.Stores {
-					if slices.Contains(brokerRequired, s) {
-						r.required = append(r.required, s)
+			for _, c := range m.CatchesOn(tr) {
+				if shape != "" && c.Shape != shape {
+					continue
+				}
+				r := row{name: string(m.Name), consumer: m.Name, transport: tr, property: c.Property, shape: c.Shape,
+					required: m.Stores, reported: m.Reported}
+				if tr != consumer.TransportWebhook {
+					r.required, r.reported = nil, nil
+					for _, s := range m.Stores {
+						if slices.Contains(brokerRequired, s) {
+							r.required = append(r.required, s)
+						}
 					}
 				}
+				out = append(out, r)
 			}
-			out = append(out, r)
 		}
 	}
 	return out
 }
 
+// consumerShapes are the shapes of the reference consumer the correct rows run in.
+var consumerShapes = []consumer.Shape{consumer.ShapeSink, consumer.ShapeNoSink}
+
 // runConsumerCorrect runs every consumer property against the correct consumer on one store and
-// transport.
-func runConsumerCorrect(ctx context.Context, st *stores, transport, store string) ([]Correct, error) {
-	run, err := st.runConsumer(ctx, transport, store, consumer.MutantNone, "consumer:"+transport, consumerDedupeRetention)
+// transport, in one shape.
+func runConsumerCorrect(ctx context.Context, st *stores, transport, store string, shape consumer.Shape) ([]Correct, error) {
+	run, err := st.runConsumer(ctx, transport, store, consumer.MutantNone, shape, "consumer:"+transport, consumerDedupeRetention)
 	if err != nil {
-		return nil, fmt.Errorf("correct consumer (%s, %s): %w", transport, store, err)
+		return nil, fmt.Errorf("correct consumer (%s, %s, %s): %w", transport, store, shape, err)
 	}
-	return correctResults(st, store, "consumer "+transport, run), nil
+	label := "consumer " + transport
+	if shape == consumer.ShapeNoSink {
+		label += " " + string(shape)
+	}
+	out := correctResults(st, store, label, run)
+	for i := range out {
+		out[i].Transport, out[i].Shape = transport, string(shape)
+	}
+	return out, nil
 }
 
 // runConsumerCell runs the property of one consumer row against the mutant on one store.
 func runConsumerCell(ctx context.Context, st *stores, r row, store string) (Cell, error) {
-	cell := Cell{Mutant: r.name, Transport: r.transport, Store: store, Property: r.property}
+	cell := Cell{Mutant: r.name, Transport: r.transport, Store: store, Property: r.property, Shape: string(r.shape)}
 	required := slices.Contains(r.required, store)
 	if !required && !slices.Contains(r.reported, store) {
 		cell.Result = NA
@@ -80,7 +98,7 @@ func runConsumerCell(ctx context.Context, st *stores, r row, store string) (Cell
 	if r.consumer == consumer.MutantDedupeForgetsEarly {
 		retention = forgetsEarlyRetention
 	}
-	run, err := st.runConsumer(ctx, r.transport, store, r.consumer, "property:"+r.property+" && consumer:"+r.transport, retention)
+	run, err := st.runConsumer(ctx, r.transport, store, r.consumer, r.shape, "property:"+r.property+" && consumer:"+r.transport, retention)
 	if err != nil {
 		return cell, err
 	}
@@ -107,7 +125,7 @@ func judge(cell *Cell, run *reports.Run) {
 
 // runConsumer starts the reference consumer (transport, store, mutant) through its managed
 // target file and runs the selected properties against it.
-func (st *stores) runConsumer(ctx context.Context, transport, store string, m consumer.Mutant, labelFilter string, retention time.Duration) (*reports.Run, error) {
+func (st *stores) runConsumer(ctx context.Context, transport, store string, m consumer.Mutant, shape consumer.Shape, labelFilter string, retention time.Duration) (*reports.Run, error) {
 	id := st.n.Add(1)
 	dsn := ""
 	switch store {
@@ -119,7 +137,7 @@ func (st *stores) runConsumer(ctx context.Context, transport, store string, m co
 		dsn = st.opts.RedisURL
 	}
 	t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
-		Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention})
+		Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention, Shape: shape})
 	if err != nil {
 		return nil, err
 	}

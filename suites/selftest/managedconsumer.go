@@ -13,6 +13,7 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/examples"
+	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
 
 // ConsumerSpec says which reference consumer ManagedConsumer describes.
@@ -27,6 +28,9 @@ type ConsumerSpec struct {
 	Mutant string
 	// LockTimeout and DedupeRetention are the consumer's (and what the target file declares).
 	LockTimeout, DedupeRetention time.Duration
+	// Shape is how the consumer is set up: calling the harness's sink (the default), or
+	// consumer.ShapeNoSink (no downstream, test hooks, the event id in a message header on NATS).
+	Shape consumer.Shape
 }
 
 // managedQueueInstances is how many instances of a reference queue consumer run: competing
@@ -38,11 +42,19 @@ const managedQueueInstances = 2
 // consumer as two instances on one queue, on a topology the harness creates under names unique
 // to the run and deletes at its end.
 func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
-	doc, ok := map[string][]byte{
+	docs := map[string][]byte{
 		"webhook": examples.ConsumerWebhookManaged,
 		"amqp":    examples.ConsumerAMQPManaged,
 		"nats":    examples.ConsumerNATSManaged,
-	}[cs.Transport]
+	}
+	if cs.Shape == consumer.ShapeNoSink {
+		docs = map[string][]byte{
+			"webhook": examples.ConsumerWebhookNoSinkManaged,
+			"amqp":    examples.ConsumerAMQPNoSinkManaged,
+			"nats":    examples.ConsumerNATSNoSinkManaged,
+		}
+	}
+	doc, ok := docs[cs.Transport]
 	if !ok {
 		return nil, fmt.Errorf("unknown consumer transport %q (known: webhook, amqp, nats)", cs.Transport)
 	}
@@ -69,7 +81,11 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 		"RETRYSAFE_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(secret),
 	}
 	maps.Copy(vars, topologyNames(cs.Transport))
-	return targets.Parse("consumer-"+cs.Transport+"-managed.yaml (embedded)", doc, func(name string) (string, bool) {
+	name := "consumer-" + cs.Transport + "-managed.yaml (embedded)"
+	if cs.Shape == consumer.ShapeNoSink {
+		name = "consumer-" + cs.Transport + "-nosink-managed.yaml (embedded)"
+	}
+	return targets.Parse(name, doc, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
 		}

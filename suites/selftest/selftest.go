@@ -36,7 +36,11 @@ const TwoMemoryInstances = "two-memory-instances"
 // Correct is the result of one property against the correct API on one store.
 type Correct struct {
 	Store string `json:"store"`
-	// Shape names the reference's shape (see shapes.go); "" = as reference.yaml describes it.
+	// Transport is the consumer's transport (webhook, amqp, nats) of a consumer property's
+	// run; "" for the API's.
+	Transport string `json:"transport,omitempty"`
+	// Shape names the reference's shape (see shapes.go; for the consumer sink or no-sink);
+	// "" = the API as reference.yaml describes it.
 	Shape    string `json:"shape,omitempty"`
 	Property string `json:"property"`
 	Result   string `json:"result"` // pass | fail | skipped (unknown is reported as fail)
@@ -50,11 +54,14 @@ type Cell struct {
 	Mutant string `json:"mutant"`
 	// Transport is the transport of a consumer mutant's cell (webhook, amqp, nats); "" for the API's.
 	Transport string `json:"transport,omitempty"`
-	Store     string `json:"store"`
-	Property  string `json:"property"`
-	Result    string `json:"result"`   // killed | survived | pending | n-a
-	Required  bool   `json:"required"` // false for stores where the mutant is only reported
-	Reason    string `json:"reason,omitempty"`
+	// Shape is how the consumer of a consumer cell is set up: sink (it calls the harness's
+	// downstream) or no-sink (it calls nothing of the harness's; test hooks); "" for the API's.
+	Shape    string `json:"shape,omitempty"`
+	Store    string `json:"store"`
+	Property string `json:"property"`
+	Result   string `json:"result"`   // killed | survived | pending | n-a
+	Required bool   `json:"required"` // false for stores where the mutant is only reported
+	Reason   string `json:"reason,omitempty"`
 	// Seconds is the time the cell took, its process start included.
 	Seconds float64 `json:"seconds"`
 }
@@ -80,8 +87,11 @@ type Options struct {
 	Progress    io.Writer     // one line per finished cell (nil = none)
 	Binary      string        // the retrysafe binary started for the process properties (default: this program)
 	Settings    suites.Settings
-	// NoConsumers leaves the reference consumer's rows out.
-	NoConsumers bool
+	// NoConsumers leaves the reference consumer's rows out; NoAPI the reference API's.
+	NoConsumers, NoAPI bool
+	// ConsumerShape keeps only the consumer rows of one shape (consumer.ShapeSink or
+	// consumer.ShapeNoSink); "" = both.
+	ConsumerShape consumer.Shape
 }
 
 func (o *Options) defaults() {
@@ -149,39 +159,46 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	st := &stores{opts: &opts, dir: tmp, prefix: fmt.Sprintf("retrysafe-selftest:%d:", time.Now().UnixNano())}
 	defer st.purge(context.Background())
 	res := &Result{}
-	for _, store := range opts.Stores {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		cs, err := runCorrect(ctx, st, store)
-		if err != nil {
-			return res, err
-		}
-		res.Correct = append(res.Correct, cs...)
-	}
-	if err := res.addCells(ctx, st, rows(opts.Mutants), runCell); err != nil {
-		return res, err
-	}
-	if opts.NoConsumers {
-		return res, nil
-	}
-	defer compareBrokers(ctx, opts.Progress, res)()
-	for _, tr := range consumerTransports {
+	if !opts.NoAPI {
 		for _, store := range opts.Stores {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			if tr != consumer.TransportWebhook && !slices.Contains(brokerRequired, store) {
-				continue // the correct broker consumer is proven on the required stores
-			}
-			cs, err := runConsumerCorrect(ctx, st, tr, store)
+			cs, err := runCorrect(ctx, st, store)
 			if err != nil {
 				return res, err
 			}
 			res.Correct = append(res.Correct, cs...)
 		}
+		if err := res.addCells(ctx, st, rows(opts.Mutants), runCell); err != nil {
+			return res, err
+		}
 	}
-	return res, res.addCells(ctx, st, consumerRows(opts.Mutants), runConsumerCell)
+	if opts.NoConsumers {
+		return res, nil
+	}
+	defer compareBrokers(ctx, opts.Progress, res)()
+	for _, shape := range consumerShapes {
+		if opts.ConsumerShape != "" && shape != opts.ConsumerShape {
+			continue
+		}
+		for _, tr := range consumerTransports {
+			for _, store := range opts.Stores {
+				if err := ctx.Err(); err != nil {
+					return res, err
+				}
+				if tr != consumer.TransportWebhook && !slices.Contains(brokerRequired, store) {
+					continue // the correct broker consumer is proven on the required stores
+				}
+				cs, err := runConsumerCorrect(ctx, st, tr, store, shape)
+				if err != nil {
+					return res, err
+				}
+				res.Correct = append(res.Correct, cs...)
+			}
+		}
+	}
+	return res, res.addCells(ctx, st, consumerRows(opts.Mutants, opts.ConsumerShape), runConsumerCell)
 }
 
 // addCells runs each row's cell on each store (run: runCell or runConsumerCell), timed, and
@@ -211,6 +228,9 @@ func printCell(w io.Writer, c Cell) {
 	if c.Transport != "" {
 		name += "/" + c.Transport
 	}
+	if c.Shape == string(consumer.ShapeNoSink) {
+		name += "/" + c.Shape
+	}
 	printProgress(w, name, c.Store, c.Property, c.Result, c.Seconds, c.Reason)
 }
 
@@ -229,6 +249,7 @@ type row struct {
 	mutant    reference.Mutant
 	consumer  consumer.Mutant
 	transport string
+	shape     consumer.Shape // the consumer's shape (consumer rows)
 	property  string
 	required  []string
 	reported  []string

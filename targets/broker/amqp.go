@@ -52,15 +52,21 @@ func NewAMQPTopology(name string, opts ...Option) (*AMQPTopology, error) {
 	}, nil
 }
 
-// Setup declares the exchange and the queue and binds them. Declaring what already exists
-// with the same settings does nothing.
+// Setup declares the exchange and the queue and binds them; on the default exchange (Exchange
+// "") it declares the queue alone, which the default exchange routes to by its name. Declaring
+// what already exists with the same settings does nothing.
 func (t *AMQPTopology) Setup(ctx context.Context) error {
 	return withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {
-		if err := ch.ExchangeDeclare(t.Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
-			return fmt.Errorf("declare exchange %q: %w", t.Exchange, err)
+		if t.Exchange != "" {
+			if err := ch.ExchangeDeclare(t.Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+				return fmt.Errorf("declare exchange %q: %w", t.Exchange, err)
+			}
 		}
 		if _, err := ch.QueueDeclare(t.Queue, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare queue %q: %w", t.Queue, err)
+		}
+		if t.Exchange == "" {
+			return nil
 		}
 		if err := ch.QueueBind(t.Queue, t.RoutingKey, t.Exchange, false, nil); err != nil {
 			return fmt.Errorf("bind queue %q to exchange %q with key %q: %w", t.Queue, t.Exchange, t.RoutingKey, err)
@@ -69,18 +75,32 @@ func (t *AMQPTopology) Setup(ctx context.Context) error {
 	})
 }
 
-// Teardown deletes the queue (with any message left on it) and the exchange. Deleting what is
-// already gone does nothing, so Teardown can always run at the end.
+// Teardown deletes the queue (with any message left on it) and the exchange (nothing on the
+// default exchange). Deleting what is already gone does nothing, so Teardown can always run at
+// the end.
 func (t *AMQPTopology) Teardown(ctx context.Context) error {
 	return withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {
 		if _, err := ch.QueueDelete(t.Queue, false, false, false); err != nil {
 			return fmt.Errorf("delete queue %q: %w", t.Queue, err)
+		}
+		if t.Exchange == "" {
+			return nil
 		}
 		if err := ch.ExchangeDelete(t.Exchange, false, false); err != nil {
 			return fmt.Errorf("delete exchange %q: %w", t.Exchange, err)
 		}
 		return nil
 	})
+}
+
+// Exists reports whether the queue exists (a passive declare).
+func (t *AMQPTopology) Exists(ctx context.Context) (bool, error) {
+	_, err := t.State(ctx)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // State returns the queue's ready messages and consumers (a passive declare).

@@ -46,6 +46,15 @@ type ConsumerState struct {
 	Redelivered int
 	// Delivered is the consumer's last delivered consumer sequence.
 	Delivered uint64
+	// Push says the durable consumer pushes to a deliver subject (else its consumers pull).
+	Push bool
+	// Waiting counts the pull requests waiting for messages (pull consumers), and Bound says
+	// a push consumer has a subscriber on its deliver subject: how JetStream tells that
+	// consumers are attached. A killed process's pull requests wait until they expire.
+	Waiting int
+	Bound   bool
+	// AckWait is how long JetStream waits for an ack before it redelivers.
+	AckWait time.Duration
 }
 
 // NewJetStreamTopology names a run's stream and durable consumer; nothing is created before
@@ -130,8 +139,8 @@ func (t *JetStreamTopology) Setup(ctx context.Context) error {
 	})
 }
 
-// CreateConsumer creates the durable consumer of ConsumerConfig; one that exists with the
-// same configuration is left as it is.
+// CreateConsumer creates the durable pull consumer of ConsumerConfig; one that exists with
+// the same configuration is left as it is.
 func (t *JetStreamTopology) CreateConsumer(ctx context.Context) error {
 	return withJetStream(ctx, t.URL, t.dialTimeout, func(ctx context.Context, js jetstream.JetStream) error {
 		if _, err := js.CreateConsumer(ctx, t.Stream, t.ConsumerConfig()); err != nil {
@@ -141,24 +150,108 @@ func (t *JetStreamTopology) CreateConsumer(ctx context.Context) error {
 	})
 }
 
-// ConsumerState returns the durable consumer's counts.
+// PushConfig returns the durable push consumer the harness creates for consumers that
+// subscribe to a deliver subject: ConsumerConfig, delivered to DeliverSubject for the queue
+// group DeliverGroup (the durable's name), so that several instances share its messages.
+func (t *JetStreamTopology) PushConfig() jetstream.ConsumerConfig {
+	c := t.ConsumerConfig()
+	c.DeliverSubject, c.DeliverGroup = t.DeliverSubject(), t.Durable
+	return c
+}
+
+// DeliverSubject is the subject a durable push consumer the harness creates delivers to:
+// "<stream>.deliver.<durable>" (outside the stream's own subject).
+func (t *JetStreamTopology) DeliverSubject() string { return t.Stream + ".deliver." + t.Durable }
+
+// CreatePushConsumer creates the durable push consumer of PushConfig; one that exists with
+// the same configuration is left as it is.
+func (t *JetStreamTopology) CreatePushConsumer(ctx context.Context) error {
+	return withJetStream(ctx, t.URL, t.dialTimeout, func(ctx context.Context, js jetstream.JetStream) error {
+		if _, err := js.CreatePushConsumer(ctx, t.Stream, t.PushConfig()); err != nil {
+			return fmt.Errorf("create durable push consumer %q on stream %q: %w", t.Durable, t.Stream, err)
+		}
+		return nil
+	})
+}
+
+// ConsumerState returns the durable consumer's counts, for a pull or a push consumer.
 func (t *JetStreamTopology) ConsumerState(ctx context.Context) (ConsumerState, error) {
 	var s ConsumerState
 	err := withJetStream(ctx, t.URL, t.dialTimeout, func(ctx context.Context, js jetstream.JetStream) error {
-		c, err := js.Consumer(ctx, t.Stream, t.Durable)
+		i, err := consumerInfo(ctx, js, t.Stream, t.Durable)
 		if err != nil {
 			return fmt.Errorf("durable consumer %q on stream %q: %w", t.Durable, t.Stream, err)
 		}
-		i := c.CachedInfo()
 		s = ConsumerState{
 			Pending:     i.NumPending,
 			AckPending:  i.NumAckPending,
 			Redelivered: i.NumRedelivered,
 			Delivered:   i.Delivered.Consumer,
+			Push:        i.Config.DeliverSubject != "",
+			Waiting:     i.NumWaiting,
+			Bound:       i.PushBound,
+			AckWait:     i.Config.AckWait,
 		}
 		return nil
 	})
 	return s, err
+}
+
+// consumerInfo returns the info of a durable consumer, pull or push (js.Consumer binds only to
+// pull consumers).
+func consumerInfo(ctx context.Context, js jetstream.JetStream, stream, durable string) (*jetstream.ConsumerInfo, error) {
+	c, err := js.Consumer(ctx, stream, durable)
+	if err == nil {
+		return c.CachedInfo(), nil
+	}
+	if !errors.Is(err, jetstream.ErrNotPullConsumer) {
+		return nil, err
+	}
+	p, err := js.PushConsumer(ctx, stream, durable)
+	if err != nil {
+		return nil, err
+	}
+	return p.CachedInfo(), nil
+}
+
+// StreamDuplicates returns the duplicates window of the stream as it exists on the server
+// (whoever created it): a message whose Nats-Msg-Id was seen within it is dropped.
+func (t *JetStreamTopology) StreamDuplicates(ctx context.Context) (time.Duration, error) {
+	var d time.Duration
+	err := withJetStream(ctx, t.URL, t.dialTimeout, func(ctx context.Context, js jetstream.JetStream) error {
+		s, err := js.Stream(ctx, t.Stream)
+		if err != nil {
+			return fmt.Errorf("stream %q: %w", t.Stream, err)
+		}
+		d = s.CachedInfo().Config.Duplicates
+		return nil
+	})
+	return d, err
+}
+
+// Exists reports whether the stream exists (and, with a durable named, its durable consumer).
+func (t *JetStreamTopology) Exists(ctx context.Context) (bool, error) {
+	found := false
+	err := withJetStream(ctx, t.URL, t.dialTimeout, func(ctx context.Context, js jetstream.JetStream) error {
+		_, err := js.Stream(ctx, t.Stream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stream %q: %w", t.Stream, err)
+		}
+		if t.Durable == "" {
+			found = true
+			return nil
+		}
+		_, err = consumerInfo(ctx, js, t.Stream, t.Durable)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	return found, err
 }
 
 // Teardown deletes the stream, its messages and its consumers. Deleting a stream that is

@@ -58,3 +58,23 @@ var ConsumerAMQPManaged []byte
 //
 //go:embed consumer-nats-managed.yaml
 var ConsumerNATSManaged []byte
+
+// ConsumerWebhookNoSinkManaged is targets/examples/consumer-webhook-nosink-managed.yaml: the
+// reference webhook consumer without a downstream sink, with its test hooks (the self-test's
+// no-sink shape).
+//
+//go:embed consumer-webhook-nosink-managed.yaml
+var ConsumerWebhookNoSinkManaged []byte
+
+// ConsumerAMQPNoSinkManaged is targets/examples/consumer-amqp-nosink-managed.yaml: the reference
+// queue consumer on RabbitMQ without a downstream sink, with its test hooks.
+//
+//go:embed consumer-amqp-nosink-managed.yaml
+var ConsumerAMQPNoSinkManaged []byte
+
+// ConsumerNATSNoSinkManaged is targets/examples/consumer-nats-nosink-managed.yaml: the reference
+// queue consumer on NATS JetStream without a downstream sink, with its test hooks and the event
+// id in a message header.
+//
+//go:embed consumer-nats-nosink-managed.yaml
+var ConsumerNATSNoSinkManaged []byte

@@ -61,8 +61,14 @@ type Config struct {
 	// WorkDelay is the simulated processing time between claim and effect (negative: none).
 	WorkDelay time.Duration
 	Mutant    Mutant
-	Now       func() time.Time
-	Logger    *log.Logger
+	// Hooks offers the test hooks: POST /_test/fail?event=ID makes the next handling of that
+	// event fail, and DelayHeader (a webhook header, or a queue message's) slows one handling.
+	Hooks bool
+	// IDFrom says where a delivery carries the event id. The zero value: the body of a webhook
+	// delivery, the transport's message id of a queue message.
+	IDFrom IDFrom
+	Now    func() time.Time
+	Logger *log.Logger
 }
 
 // Consumer is the reference webhook consumer. It implements http.Handler, and Deliver for
@@ -72,6 +78,8 @@ type Consumer struct {
 	signer *webhook.Signer
 	hc     *http.Client
 	mux    *http.ServeMux
+	hooks  testHooks
+	seen   seenSet // the in-memory-dedupe mutant's
 }
 
 var _ http.Handler = (*Consumer)(nil)
@@ -93,7 +101,7 @@ func New(cfg Config) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Consumer{cfg: cfg, signer: signer, hc: &http.Client{Timeout: cfg.DownstreamTimeout}}
+	c := &Consumer{cfg: cfg, signer: signer, hc: &http.Client{Timeout: cfg.DownstreamTimeout}, hooks: testHooks{on: cfg.Hooks}}
 	c.mux = c.routes()
 	return c, nil
 }

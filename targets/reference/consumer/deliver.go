@@ -72,15 +72,21 @@ func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
 	if err != nil {
 		return Outcome{Kind: Rejected, Event: d.ID, Text: err.Error()}
 	}
+	ev.delay = d.Delay
 	switch c.cfg.Mutant {
 	case MutantNoDedupe:
 		return c.apply(ctx, ev, Completion{Key: ""})
 	case MutantCheckThenInsert:
 		return c.checkThenInsert(ctx, ev)
+	case MutantInMemoryDedupe:
+		return c.inMemoryDedupe(ctx, ev)
 	}
 	key := ev.ID
-	if c.cfg.Mutant == MutantPayloadDedupe {
+	switch c.cfg.Mutant {
+	case MutantPayloadDedupe:
 		key = payloadKey(d.Body)
+	case MutantRawBytesDedupe:
+		key = rawKey(d.Body)
 	}
 	res, err := c.cfg.Store.Claim(ctx, c.claimRequest(key))
 	if err != nil {
@@ -104,17 +110,31 @@ func (c *Consumer) processClaimed(ctx context.Context, ev Event, key string, tok
 		}
 		completion.Force = true
 	}
-	c.work()
-	if err := c.callDownstream(ctx, ev); err != nil {
-		c.afterDownstreamFailure(ctx, key, token)
-		return c.downstreamFailed(ev, err)
+	if c.cfg.Mutant != MutantMarkAfterEffect {
+		c.work(ev)
+	}
+	if err := c.effectCall(ctx, ev); err != nil {
+		c.afterFailure(ctx, key, token)
+		return c.handlingFailed(ev, err)
+	}
+	if c.cfg.Mutant == MutantMarkAfterEffect {
+		return c.markAfterEffect(ctx, ev, key, token)
 	}
 	return c.complete(ctx, ev, completion)
 }
 
-// afterDownstreamFailure gives the claim back, so that the redelivery takes effect (or, in
-// the marks-seen-on-failure mutant, marks the event done).
-func (c *Consumer) afterDownstreamFailure(ctx context.Context, key string, token int64) {
+// effectCall is what can make an effect fail: the fail_next hook armed for the event, then the
+// downstream call.
+func (c *Consumer) effectCall(ctx context.Context, ev Event) error {
+	if c.hooks.takeFailure(ev.ID) {
+		return errHookFailure
+	}
+	return c.callDownstream(ctx, ev)
+}
+
+// afterFailure gives the claim back, so that the redelivery takes effect (or, in the
+// marks-seen-on-failure mutant, marks the event done).
+func (c *Consumer) afterFailure(ctx context.Context, key string, token int64) {
 	var err error
 	if c.cfg.Mutant == MutantMarksSeenOnFailure {
 		_, err = c.cfg.Store.MarkDone(ctx, key, token)
@@ -141,9 +161,9 @@ func (c *Consumer) checkThenInsert(ctx context.Context, ev Event) Outcome {
 
 // apply works, calls the downstream and completes without a claim to give back.
 func (c *Consumer) apply(ctx context.Context, ev Event, completion Completion) Outcome {
-	c.work()
-	if err := c.callDownstream(ctx, ev); err != nil {
-		return c.downstreamFailed(ev, err)
+	c.work(ev)
+	if err := c.effectCall(ctx, ev); err != nil {
+		return c.handlingFailed(ev, err)
 	}
 	return c.complete(ctx, ev, completion)
 }
@@ -166,10 +186,11 @@ func (c *Consumer) complete(ctx context.Context, ev Event, completion Completion
 	return Outcome{Kind: Processed, Event: ev.ID, Text: "the event took effect"}
 }
 
-// work simulates the processing time between the claim and the effect.
-func (c *Consumer) work() {
-	if c.cfg.WorkDelay > 0 {
-		time.Sleep(c.cfg.WorkDelay)
+// work simulates the processing time between the claim and the effect, and the delay the slow
+// hook asked for.
+func (c *Consumer) work(ev Event) {
+	if d := max(c.cfg.WorkDelay, 0) + ev.delay; d > 0 {
+		time.Sleep(d)
 	}
 }
 
@@ -178,7 +199,12 @@ func (c *Consumer) storeFailed(ev Event, step string, err error) Outcome {
 	return Outcome{Kind: Failed, Event: ev.ID, Text: "store error", Err: fmt.Errorf("%s: %w", step, err)}
 }
 
-func (c *Consumer) downstreamFailed(ev Event, err error) Outcome {
+// handlingFailed is the outcome of a handling whose effect failed: its downstream, or the
+// fail_next hook.
+func (c *Consumer) handlingFailed(ev Event, err error) Outcome {
 	c.cfg.Logger.Printf("event %s: %v", ev.ID, err)
+	if errors.Is(err, errHookFailure) {
+		return Outcome{Kind: Failed, Event: ev.ID, Text: "the handling failed (the fail_next hook)", Err: err}
+	}
 	return Outcome{Kind: Failed, Event: ev.ID, Text: "downstream provider failed: " + downstreamFailure(err), Err: err}
 }

@@ -20,6 +20,8 @@ type Event struct {
 	Version int64           `json:"version"`
 	Created time.Time       `json:"created,omitzero"`
 	Data    json.RawMessage `json:"data,omitempty"`
+
+	delay time.Duration // the slow hook's delay for this handling
 }
 
 // Delivery is one delivery of an event, whatever carried it.
@@ -28,6 +30,8 @@ type Delivery struct {
 	ID string
 	// Body is the raw message body: an Event.
 	Body []byte
+	// Delay is the extra time the slow hook asked this handling to take (Config.Hooks).
+	Delay time.Duration
 }
 
 // parseEvent validates a delivery's body and returns its event, whose ID is the delivery's

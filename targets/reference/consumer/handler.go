@@ -17,6 +17,9 @@ func (c *Consumer) routes() *http.ServeMux {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	if c.cfg.Hooks {
+		mux.HandleFunc("POST /_test/fail", c.failNext)
+	}
 	return mux
 }
 
@@ -31,7 +34,17 @@ func (c *Consumer) receive(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusUnauthorized, err.Error())
 		return
 	}
-	writeOutcome(w, c.Deliver(r.Context(), Delivery{Body: body}))
+	id, err := c.webhookID(r.Header)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	delay, err := c.delayOf(r.Header.Get)
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeOutcome(w, c.Deliver(r.Context(), Delivery{ID: id, Body: body, Delay: delay}))
 }
 
 // verify checks the delivery's signature, or what a mutant makes of that check.
@@ -41,6 +54,8 @@ func (c *Consumer) verify(h http.Header, body []byte) error {
 		return nil
 	case c.cfg.Mutant == MutantStaleTimestampAccepted:
 		return c.signer.VerifyIgnoringTimestamp(h, body)
+	case c.cfg.Mutant == MutantFutureTimestampAccepted:
+		return c.signer.VerifyIgnoringFuture(h, body, c.cfg.Now())
 	}
 	return c.signer.Verify(h, body, c.cfg.Now())
 }
@@ -52,8 +67,9 @@ type outcomeBody struct {
 }
 
 // writeOutcome maps an Outcome to HTTP: 200 for acknowledged deliveries, 409 (Retry-After)
-// while another delivery holds the event, 502 when the downstream failed, 503 when the
-// store did, 400 for a body that is no event.
+// while another delivery holds the event, 502 when the downstream failed, 500 when the
+// fail_next hook failed the handling, 503 when the store failed, 400 for a body that is no
+// event.
 func writeOutcome(w http.ResponseWriter, o Outcome) {
 	switch o.Kind {
 	case Processed, Duplicate:
@@ -63,8 +79,11 @@ func writeOutcome(w http.ResponseWriter, o Outcome) {
 		writeProblem(w, http.StatusConflict, o.Text)
 	case Failed:
 		status := http.StatusServiceUnavailable
-		if errors.Is(o.Err, ErrDownstream) {
+		switch {
+		case errors.Is(o.Err, ErrDownstream):
 			status = http.StatusBadGateway
+		case errors.Is(o.Err, errHookFailure):
+			status = http.StatusInternalServerError
 		}
 		writeProblem(w, status, o.Text)
 	default:

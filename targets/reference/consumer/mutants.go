@@ -12,17 +12,21 @@ type Mutant string
 
 // The mutants, in the order Mutants lists them.
 const (
-	MutantNone                   Mutant = ""
-	MutantNoDedupe               Mutant = "no-dedupe"
-	MutantPayloadDedupe          Mutant = "payload-dedupe"
-	MutantCheckThenInsert        Mutant = "check-then-insert"
-	MutantClaimBeforeEffect      Mutant = "claim-before-effect"
-	MutantMarksSeenOnFailure     Mutant = "marks-seen-on-failure"
-	MutantOrderBlind             Mutant = "order-blind"
-	MutantNoSignatureCheck       Mutant = "no-signature-check"
-	MutantStaleTimestampAccepted Mutant = "stale-timestamp-accepted"
-	MutantDedupeForgetsEarly     Mutant = "dedupe-forgets-early"
-	MutantAckBeforeEffect        Mutant = "ack-before-effect"
+	MutantNone                    Mutant = ""
+	MutantNoDedupe                Mutant = "no-dedupe"
+	MutantPayloadDedupe           Mutant = "payload-dedupe"
+	MutantCheckThenInsert         Mutant = "check-then-insert"
+	MutantClaimBeforeEffect       Mutant = "claim-before-effect"
+	MutantMarksSeenOnFailure      Mutant = "marks-seen-on-failure"
+	MutantOrderBlind              Mutant = "order-blind"
+	MutantNoSignatureCheck        Mutant = "no-signature-check"
+	MutantStaleTimestampAccepted  Mutant = "stale-timestamp-accepted"
+	MutantDedupeForgetsEarly      Mutant = "dedupe-forgets-early"
+	MutantAckBeforeEffect         Mutant = "ack-before-effect"
+	MutantInMemoryDedupe          Mutant = "in-memory-dedupe"
+	MutantMarkAfterEffect         Mutant = "mark-after-effect"
+	MutantRawBytesDedupe          Mutant = "raw-bytes-dedupe"
+	MutantFutureTimestampAccepted Mutant = "future-timestamp-accepted"
 )
 
 // The transports a consumer mutant can apply to.
@@ -32,26 +36,53 @@ const (
 	TransportNATS    = "nats"
 )
 
-// MutantInfo describes one mutant: its bug, where it applies and the property that must
+// Shape is how the reference consumer is set up for a mutant's cell.
+type Shape string
+
+// The shapes of the reference consumer.
+const (
+	// ShapeSink: it calls the harness's downstream sink for each effect (the precise fault
+	// paths hold or fail that call).
+	ShapeSink Shape = "sink"
+	// ShapeNoSink: it calls nothing of the harness's (no --downstream) and offers the test
+	// hooks (--hooks: fail_next, slow), with the event id in a message header on NATS: the
+	// fault paths are black-box (the broker link, the process, the hooks).
+	ShapeNoSink Shape = "no-sink"
+)
+
+// Catch is one property that must catch a mutant: on which transports, in which shape.
+type Catch struct {
+	Property string
+	// Transports are those it catches the mutant on (nil: every transport of the mutant).
+	Transports []string
+	Shape      Shape
+}
+
+// MutantInfo describes one mutant: its bug, where it applies and the properties that must
 // catch it.
 type MutantInfo struct {
 	Name     Mutant
 	Bug      string
 	Stores   []string // stores where a property is required to catch it
 	Reported []string // stores where it runs and is reported but not required to be caught
-	CaughtBy string   // the property that must catch it
 	// Transports are those it applies to (webhook, amqp, nats).
 	Transports []string
-	// QueueCaughtBy is the property that must catch it on amqp and nats when not CaughtBy.
-	QueueCaughtBy string
+	// Caught lists the properties that must catch it, each on its transports and in its shape.
+	Caught []Catch
 }
 
-// CaughtOn returns the property that must catch the mutant on a transport.
-func (info MutantInfo) CaughtOn(transport string) string {
-	if transport != TransportWebhook && info.QueueCaughtBy != "" {
-		return info.QueueCaughtBy
+// CaughtBy returns the first property that must catch the mutant.
+func (info MutantInfo) CaughtBy() string { return info.Caught[0].Property }
+
+// CatchesOn returns the catches of the mutant on a transport, in table order.
+func (info MutantInfo) CatchesOn(transport string) []Catch {
+	var out []Catch
+	for _, c := range info.Caught {
+		if len(c.Transports) == 0 || slices.Contains(c.Transports, transport) {
+			out = append(out, c)
+		}
 	}
-	return info.CaughtBy
+	return out
 }
 
 // AllStores lists the reference consumer's stores.
@@ -64,28 +95,46 @@ var (
 	queuesOnly    = []string{TransportAMQP, TransportNATS}
 )
 
+// sink and noSink are catches in either shape on the given transports (none: all).
+func sink(property string, transports ...string) Catch {
+	return Catch{Property: property, Transports: transports, Shape: ShapeSink}
+}
+
+func noSink(property string, transports ...string) Catch {
+	return Catch{Property: property, Transports: transports, Shape: ShapeNoSink}
+}
+
 // Mutants is the table of every mutant.
 var Mutants = []MutantInfo{
 	{MutantNoDedupe, "no claim at all: every delivery of an event takes effect",
-		AllStores, nil, "redelivery", allTransports, ""},
+		AllStores, nil, allTransports, []Catch{sink("redelivery"), noSink("lost-ack", queuesOnly...)}},
 	{MutantPayloadDedupe, "deduplicates on a hash of the body without its id: a second event with the same content is dropped as a duplicate",
-		AllStores, nil, "distinct-events", allTransports, ""},
+		AllStores, nil, allTransports, []Catch{sink("distinct-events")}},
 	{MutantCheckThenInsert, "looks the event up, works, then inserts, with nothing atomic between: concurrent redeliveries all take effect",
-		AllStores, nil, "concurrent-redelivery", allTransports, ""},
+		AllStores, nil, allTransports, []Catch{sink("concurrent-redelivery"), noSink("concurrent-redelivery", TransportNATS)}},
 	{MutantClaimBeforeEffect, "the claim commits as done in its own transaction before the effect: a crash in between drops the event, and its redelivery is acknowledged as a duplicate",
-		durableStores, nil, "event-crash-after-claim", allTransports, "crash-after-ack"},
-	{MutantMarksSeenOnFailure, "a downstream failure marks the event done anyway: the redelivery is acknowledged as a duplicate with no effect",
-		AllStores, nil, "failed-then-redelivered", allTransports, ""},
+		durableStores, nil, allTransports, []Catch{sink("event-crash-after-claim", TransportWebhook), sink("crash-after-ack", queuesOnly...),
+			noSink("crash-under-delivery")}},
+	{MutantMarksSeenOnFailure, "a failed handling (its downstream failed, or the fail_next hook) marks the event done anyway: the redelivery is acknowledged as a duplicate with no effect",
+		AllStores, nil, allTransports, []Catch{sink("failed-then-redelivered"), noSink("failed-then-redelivered")}},
 	{MutantOrderBlind, "the object's state is set to each event's version, even an older one delivered late",
-		AllStores, nil, "out-of-order", allTransports, ""},
+		AllStores, nil, allTransports, []Catch{sink("out-of-order")}},
 	{MutantNoSignatureCheck, "signatures are not checked: any delivery is accepted",
-		AllStores, nil, "signature", webhookOnly, ""},
+		AllStores, nil, webhookOnly, []Catch{sink("signature")}},
 	{MutantStaleTimestampAccepted, "the signature is checked but not its timestamp's age: a captured delivery replays forever",
-		AllStores, nil, "signature", webhookOnly, ""},
+		AllStores, nil, webhookOnly, []Catch{sink("signature")}},
 	{MutantDedupeForgetsEarly, "dedupe records are forgotten after about a second, whatever the declared retention",
-		AllStores, nil, "late-redelivery", allTransports, ""},
+		AllStores, nil, allTransports, []Catch{sink("late-redelivery")}},
 	{MutantAckBeforeEffect, "the queue transport acknowledges the message before the effect commits: a crash in between loses it (Deliver itself is correct)",
-		durableStores, nil, "crash-after-ack", queuesOnly, ""},
+		durableStores, nil, queuesOnly, []Catch{sink("crash-after-ack"), noSink("crash-under-delivery")}},
+	{MutantInMemoryDedupe, "the seen-set is process memory (effects are stored): a restarted process, or another instance, applies a redelivery again",
+		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery", TransportWebhook), noSink("crash-before-ack", queuesOnly...)}},
+	{MutantMarkAfterEffect, "the effect commits, then the event id is recorded in a separate write: a crash between them applies the redelivery again",
+		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery")}},
+	{MutantRawBytesDedupe, "deduplicates on a hash of the raw body bytes: the same event re-encoded (keys reordered, other whitespace) takes effect again",
+		AllStores, nil, allTransports, []Catch{noSink("redelivery")}},
+	{MutantFutureTimestampAccepted, "the signed timestamp is bounded in the past only: a delivery timestamped ahead (prepared in advance) is accepted",
+		AllStores, nil, webhookOnly, []Catch{noSink("signature")}},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct consumer).

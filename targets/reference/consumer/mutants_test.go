@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -26,15 +27,19 @@ func mutantCases() map[Mutant]mutantCase {
 	stripe := rigOpts{signing: signingConfigs["stripe"]}
 	standard := rigOpts{signing: signingConfigs["standard-webhooks"]}
 	return map[Mutant]mutantCase{
-		MutantNoDedupe:               {rigOpts{}, showNoDedupe},
-		MutantPayloadDedupe:          {rigOpts{}, showPayloadDedupe},
-		MutantCheckThenInsert:        {rigOpts{}, showCheckThenInsert},
-		MutantClaimBeforeEffect:      {rigOpts{}, showClaimBeforeEffect},
-		MutantMarksSeenOnFailure:     {rigOpts{}, showMarksSeenOnFailure},
-		MutantOrderBlind:             {rigOpts{}, showOrderBlind},
-		MutantNoSignatureCheck:       {stripe, showNoSignatureCheck},
-		MutantStaleTimestampAccepted: {standard, showStaleTimestampAccepted},
-		MutantDedupeForgetsEarly:     {rigOpts{}, showDedupeForgetsEarly},
+		MutantNoDedupe:                {rigOpts{}, showNoDedupe},
+		MutantPayloadDedupe:           {rigOpts{}, showPayloadDedupe},
+		MutantCheckThenInsert:         {rigOpts{}, showCheckThenInsert},
+		MutantClaimBeforeEffect:       {rigOpts{}, showClaimBeforeEffect},
+		MutantMarksSeenOnFailure:      {rigOpts{}, showMarksSeenOnFailure},
+		MutantOrderBlind:              {rigOpts{}, showOrderBlind},
+		MutantNoSignatureCheck:        {stripe, showNoSignatureCheck},
+		MutantStaleTimestampAccepted:  {standard, showStaleTimestampAccepted},
+		MutantDedupeForgetsEarly:      {rigOpts{}, showDedupeForgetsEarly},
+		MutantInMemoryDedupe:          {rigOpts{}, showInMemoryDedupe},
+		MutantMarkAfterEffect:         {rigOpts{hooks: true, noDownstream: true}, showMarkAfterEffect},
+		MutantRawBytesDedupe:          {rigOpts{}, showRawBytesDedupe},
+		MutantFutureTimestampAccepted: {standard, showFutureTimestampAccepted},
 	}
 }
 
@@ -241,8 +246,23 @@ func TestMutantTable(t *testing.T) {
 			t.Errorf("mutant %s listed twice", info.Name)
 		}
 		seen[info.Name] = true
-		if info.Bug == "" || info.CaughtBy == "" || len(info.Stores) == 0 || len(info.Transports) == 0 {
+		if info.Bug == "" || len(info.Caught) == 0 || len(info.Stores) == 0 || len(info.Transports) == 0 {
 			t.Errorf("mutant %s has an incomplete row: %+v", info.Name, info)
+		}
+		for _, tr := range info.Transports {
+			if len(info.CatchesOn(tr)) == 0 {
+				t.Errorf("mutant %s: no property catches it on %s", info.Name, tr)
+			}
+		}
+		for _, c := range info.Caught {
+			if c.Property == "" || (c.Shape != ShapeSink && c.Shape != ShapeNoSink) {
+				t.Errorf("mutant %s: incomplete catch %+v", info.Name, c)
+			}
+			for _, tr := range c.Transports {
+				if !info.AppliesToTransport(tr) {
+					t.Errorf("mutant %s: caught by %s on %s, a transport it does not apply to", info.Name, c.Property, tr)
+				}
+			}
 		}
 		if got, err := ParseMutant(string(info.Name)); got != info.Name || err != nil {
 			t.Errorf("ParseMutant(%q) = %q, %v", info.Name, got, err)
@@ -263,4 +283,59 @@ func TestMutantTable(t *testing.T) {
 	if _, err := New(Config{Store: NewMemoryStore(), Signing: webhook.Config{Scheme: "stripe"}}); err == nil {
 		t.Error("New accepted a stripe scheme without a secret")
 	}
+}
+
+// showInMemoryDedupe delivers an event, restarts the consumer on the same store and delivers it
+// again: the mutant forgot it with its process.
+func showInMemoryDedupe(t *testing.T, r *rig) (bool, string) {
+	body := event("evt_imd", "obj_1", 1)
+	first := r.deliver(body)
+	r.restart()
+	again := r.deliver(body)
+	n := r.effects("evt_imd")
+	return n > 1, fmt.Sprintf("delivered %d, redelivered after a restart %d %s: %d effects", first.status, again.status, again.str("status"), n)
+}
+
+// showMarkAfterEffect slows one handling (the slow hook), crashes the consumer once the
+// event's effect shows (its store is closed under it), restarts it and redelivers after the
+// lock timeout: the mutant's effect committed without its mark, so the redelivery applies it
+// again; the correct consumer commits both at once.
+func showMarkAfterEffect(t *testing.T, r *rig) (bool, string) {
+	body := event("evt_mae", "obj_1", 1)
+	dead := make(chan answer, 1)
+	go func() { a, _ := r.sendWith(body, http.Header{DelayHeader: {"400"}}); dead <- a }()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.effects("evt_mae") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.store.Close() // the crash: this instance's later writes fail
+	crashed := <-dead
+	r.restart()
+	r.clock.Advance(31 * time.Second) // past the lock timeout
+	again := r.deliver(body)
+	n := r.effects("evt_mae")
+	return n > 1, fmt.Sprintf("crashed delivery %d once its effect showed; redelivery %d %s: %d effects", crashed.status, again.status, again.str("status"), n)
+}
+
+// showRawBytesDedupe delivers an event, then the same event re-encoded (keys reordered,
+// whitespace): the mutant keys on the raw bytes.
+func showRawBytesDedupe(t *testing.T, r *rig) (bool, string) {
+	body := event("evt_rb", "obj_1", 1)
+	var v map[string]any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatal(err)
+	}
+	reencoded, _ := json.MarshalIndent(v, "", "   ") // sorted keys, other whitespace
+	r.deliver(body)
+	a := r.deliver(reencoded)
+	n := r.effects("evt_rb")
+	return n > 1, fmt.Sprintf("the re-encoded redelivery was %d %s: %d effects", a.status, a.str("status"), n)
+}
+
+func showFutureTimestampAccepted(t *testing.T, r *rig) (bool, string) {
+	body := event("evt_fta", "obj_1", 1)
+	h, _ := r.signer.Sign("evt_fta", r.clock.Now().Add(time.Hour), body)
+	a := r.post(body, h)
+	n := r.effects("evt_fta")
+	return n > 0, fmt.Sprintf("a delivery signed an hour ahead was %d with %d effects", a.status, n)
 }

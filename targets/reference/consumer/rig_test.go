@@ -37,6 +37,7 @@ type rigOpts struct {
 	noDownstream bool
 	workDelay    time.Duration
 	downTimeout  time.Duration
+	hooks        bool
 }
 
 // rig is one consumer behind an httptest server, with a real downstream sink, a fake
@@ -83,7 +84,7 @@ func (r *rig) restart() *Consumer {
 	r.t.Helper()
 	cfg := Config{Store: r.b.open(r.t), Signing: r.opts.signing, Mutant: r.opts.mutant,
 		Now: r.clock.Now, WorkDelay: r.opts.workDelay, DownstreamTimeout: r.opts.downTimeout,
-		LockTimeout: 30 * time.Second}
+		LockTimeout: 30 * time.Second, Hooks: r.opts.hooks}
 	if r.sink != nil {
 		cfg.Downstream = r.sink.URL()
 	}
@@ -137,7 +138,10 @@ func (r *rig) deliver(body []byte) answer {
 }
 
 // send is deliver for any goroutine: it returns its error.
-func (r *rig) send(body []byte) (answer, error) {
+func (r *rig) send(body []byte) (answer, error) { return r.sendWith(body, nil) }
+
+// sendWith is send with extra headers (the slow hook's, say).
+func (r *rig) sendWith(body []byte, extra http.Header) (answer, error) {
 	var ev Event
 	json.Unmarshal(body, &ev)
 	h, err := r.signer.Sign(ev.ID, r.clock.Now(), body)
@@ -149,6 +153,9 @@ func (r *rig) send(body []byte) (answer, error) {
 		return answer{}, err
 	}
 	req.Header = h
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	return r.try(req)
 }

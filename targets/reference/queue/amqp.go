@@ -27,6 +27,11 @@ func (c *consumer) amqpSession(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("open a channel: %w", err)
 	}
+	if c.opts.Declare {
+		if _, err := ch.QueueDeclare(c.opts.Queue, true, false, false, false, nil); err != nil {
+			return false, permanentError{fmt.Errorf("declare queue %q: %w", c.opts.Queue, err)}
+		}
+	}
 	if err := ch.Qos(c.opts.Prefetch, 0, false); err != nil {
 		return false, fmt.Errorf("set prefetch %d: %w", c.opts.Prefetch, err)
 	}
@@ -77,7 +82,26 @@ type amqpDelivery struct {
 }
 
 func (a *amqpDelivery) message() Message {
-	return Message{ID: a.d.MessageId, Body: a.d.Body, Redelivered: a.d.Redelivered, Attempt: amqpAttempt(a.d)}
+	m := Message{ID: a.d.MessageId, Body: a.d.Body, Redelivered: a.d.Redelivered, Attempt: amqpAttempt(a.d)}
+	if len(a.d.Headers) > 0 {
+		m.Headers = make(map[string]string, len(a.d.Headers))
+		for k, v := range a.d.Headers {
+			m.Headers[k] = amqpText(v)
+		}
+	}
+	return m
+}
+
+// amqpText is an AMQP table value as text: a string as it is, bytes as a string, else its
+// default formatting.
+func amqpText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return fmt.Sprint(v)
 }
 
 func (a *amqpDelivery) ack() error { return a.d.Ack(false) }

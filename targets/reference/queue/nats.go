@@ -24,6 +24,9 @@ func (c *consumer) natsSession(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("JetStream: %w", err)
 	}
+	if err := c.natsDeclare(ctx, js); err != nil {
+		return false, err
+	}
 	cons, err := c.natsBind(ctx, js)
 	if err != nil {
 		return false, err
@@ -122,6 +125,12 @@ type natsDelivery struct {
 
 func (n *natsDelivery) message() Message {
 	m := Message{ID: n.msg.Headers().Get(jetstream.MsgIDHeader), Body: n.msg.Data()}
+	if h := n.msg.Headers(); len(h) > 0 {
+		m.Headers = make(map[string]string, len(h))
+		for k := range h {
+			m.Headers[k] = h.Get(k)
+		}
+	}
 	if meta, err := n.msg.Metadata(); err == nil {
 		m.Attempt = int(meta.NumDelivered)
 		m.Redelivered = meta.NumDelivered > 1

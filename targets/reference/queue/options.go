@@ -72,6 +72,17 @@ type Options struct {
 	// DrainTimeout bounds the wait for in-flight handlers once ctx has ended
 	// (DefaultDrainTimeout).
 	DrainTimeout time.Duration
+	// Push consumes a durable push consumer (NATS): the server pushes to its deliver subject,
+	// which the processes of one durable share as a queue group. Run binds to it, or creates it
+	// (delivered to "<Stream>.deliver.<Durable>", queue group Durable) when it does not exist.
+	Push bool
+	// Declare makes Run create what it consumes when it does not exist, as many queue libraries
+	// do at start-up: the durable queue (AMQP, reached through the default exchange), or the
+	// stream on Subject with the server's default duplicates window (NATS).
+	Declare bool
+	// DeleteOnExit makes Run delete the queue (AMQP) or the stream (NATS) when its context
+	// ends, over a fresh connection, before it returns: a consumer that cleans up after itself.
+	DeleteOnExit bool
 	// AckFirst is the ack-before-effect mutant: each message is acknowledged before the
 	// handler is called, whatever it then decides, so a crash during the handler loses it.
 	AckFirst bool
@@ -102,6 +113,9 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	case NATS:
 		o.URL = or(o.URL, DefaultNATSURL)
+		if o.Push && o.AckFirst {
+			bad("AckFirst is not supported with Push")
+		}
 		if o.Stream == "" {
 			bad("Stream is empty (the JetStream stream)")
 		}

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Message is one delivery of a message.
@@ -21,6 +22,22 @@ type Message struct {
 	// unknown: JetStream tells it (with the caveat above); a RabbitMQ classic queue tells only
 	// first deliveries (quorum queues tell every one).
 	Attempt int
+	// Headers are the message's application headers (AMQP table values as text).
+	Headers map[string]string
+}
+
+// Header returns the value of a message header, its name compared case-insensitively ("" when
+// the message has none).
+func (m Message) Header(name string) string {
+	if v, ok := m.Headers[name]; ok {
+		return v
+	}
+	for k, v := range m.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // Decision is what the Handler wants done with a message.
@@ -79,10 +96,15 @@ func Run(ctx context.Context, opts Options, h Handler) error {
 		return fmt.Errorf("queue.Run: the handler is nil")
 	}
 	c := newConsumer(opts, h)
+	if opts.DeleteOnExit {
+		defer c.deleteOnExit()
+	}
 	defer c.drain()
-	switch opts.Broker {
-	case AMQP:
+	switch {
+	case opts.Broker == AMQP:
 		return c.loop(ctx, c.amqpSession)
+	case opts.Push:
+		return c.loop(ctx, c.natsPushSession)
 	default:
 		return c.loop(ctx, c.natsSession)
 	}

@@ -1,0 +1,121 @@
+package targets
+
+import "strings"
+
+// AMQPBinding says where a queue consumer's events go on RabbitMQ.
+type AMQPBinding struct {
+	// URL is the broker the harness publishes to (amqp://user:pass@host:port/vhost).
+	URL string
+	// Exchange is the exchange the harness publishes to; "" is the default exchange, which
+	// routes a message straight to the queue its routing key names (nothing is declared or
+	// deleted on it).
+	Exchange string
+	// RoutingKey binds Queue to Exchange ("" or Queue on the default exchange).
+	RoutingKey string
+	// Queue is the queue the consumer consumes.
+	Queue string
+	// Create makes the harness declare the exchange (unless the default) and the queue at the
+	// start of the run, and delete them at its end.
+	Create bool
+	// Delete makes the harness delete the queue (and a named exchange) at the end of the run,
+	// whoever declared them.
+	Delete bool
+}
+
+// DefaultExchange reports whether events are published through RabbitMQ's default exchange.
+func (b *AMQPBinding) DefaultExchange() bool { return b.Exchange == "" }
+
+// PublishKey is the routing key the harness publishes with: the queue's name on the default
+// exchange, else RoutingKey.
+func (b *AMQPBinding) PublishKey() string {
+	if b.DefaultExchange() {
+		return b.Queue
+	}
+	return b.RoutingKey
+}
+
+// NATSBinding says where a queue consumer's events go on NATS JetStream.
+type NATSBinding struct {
+	// URL is the server the harness publishes to (nats://host:port).
+	URL string
+	// Stream and Subject name the stream and the subject the harness publishes to.
+	Stream, Subject string
+	// Durable names the durable consumer the harness inspects (pull or push); "" = none (the
+	// fault properties that ask JetStream what the consumer left unacknowledged skip).
+	Durable string
+	// Create makes the harness create the stream (with a short duplicates window) and delete
+	// it at the end.
+	Create bool
+	// CreateDurable is the kind of durable consumer the harness creates with the stream:
+	// DurablePull, DurablePush, or "" (none: the consumer under test creates its own).
+	CreateDurable DurableKind
+	// Delete makes the harness delete the stream at the end of the run, whoever created it.
+	Delete bool
+}
+
+// DurableKind is how a JetStream durable consumer hands out messages.
+type DurableKind string
+
+// The kinds of durable consumers the harness creates.
+const (
+	// DurablePull: the consumers pull (fetch) their messages.
+	DurablePull DurableKind = "pull"
+	// DurablePush: the server pushes to a deliver subject, shared by the instances as a queue
+	// group named after the durable.
+	DurablePush DurableKind = "push"
+)
+
+// amqpBinding decodes a consumer's amqp block.
+func (d *decoder) amqpBinding(o *object) *AMQPBinding {
+	bo, ok := d.object(o.fields["amqp"].val, o.at("amqp"), "url", "exchange", "routing_key", "queue", "create", "delete")
+	if !ok {
+		d.ps.add(o.line, o.at("amqp"), "missing required field (url, queue, and exchange and routing_key unless the default exchange)")
+		return nil
+	}
+	b := &AMQPBinding{}
+	b.URL, _ = d.required(bo, "url", " (amqp://guest:guest@127.0.0.1:5672/)")
+	b.Exchange, _ = d.str(bo, "exchange")
+	b.Exchange = strings.TrimSpace(b.Exchange)
+	b.Queue, _ = d.required(bo, "queue", "")
+	b.RoutingKey, _ = d.str(bo, "routing_key")
+	b.Create, _ = d.boolean(bo, "create")
+	b.Delete, _ = d.boolean(bo, "delete")
+	if b.DefaultExchange() && b.RoutingKey != "" && b.RoutingKey != b.Queue {
+		d.ps.add(bo.lineOf("routing_key"), bo.at("routing_key"),
+			"on the default exchange (exchange \"\" or none) a message goes to the queue its routing key names: leave routing_key out or set it to the queue %q", b.Queue)
+	}
+	return b
+}
+
+// natsBinding decodes a consumer's nats block.
+func (d *decoder) natsBinding(o *object) *NATSBinding {
+	bo, ok := d.object(o.fields["nats"].val, o.at("nats"), "url", "stream", "subject", "durable", "create", "create_durable", "delete")
+	if !ok {
+		d.ps.add(o.line, o.at("nats"), "missing required field (url, stream, subject)")
+		return nil
+	}
+	b := &NATSBinding{}
+	b.URL, _ = d.required(bo, "url", " (nats://127.0.0.1:4222)")
+	b.Stream, _ = d.required(bo, "stream", "")
+	b.Subject, _ = d.required(bo, "subject", "")
+	b.Durable, _ = d.str(bo, "durable")
+	b.Create, _ = d.boolean(bo, "create")
+	b.Delete, _ = d.boolean(bo, "delete")
+	if b.Create && b.Durable != "" {
+		b.CreateDurable = DurablePull // what create: true always meant with a durable named
+	}
+	if s, ok := d.str(bo, "create_durable"); ok {
+		switch k := strings.TrimSpace(s); k {
+		case string(DurablePull), string(DurablePush):
+			b.CreateDurable = DurableKind(k)
+		case "false", "none":
+			b.CreateDurable = ""
+		default:
+			d.ps.add(bo.lineOf("create_durable"), bo.at("create_durable"), "must be pull, push or false, got %q", s)
+		}
+		if b.CreateDurable != "" && b.Durable == "" {
+			d.ps.add(bo.lineOf("create_durable"), bo.at("create_durable"), "needs nats.durable: the name of the durable consumer to create")
+		}
+	}
+	return b
+}
