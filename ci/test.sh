@@ -97,4 +97,7 @@ stage "retrysafe run (the README's first command)" go run ./cmd/retrysafe run --
 for transport in webhook amqp nats; do
   stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
 done
+stage "every heal in the runs' report.json follows an inject of the same fault" \
+  env RETRYSAFE_CHECK_REPORTS=retrysafe-report/run,retrysafe-report/consumer-webhook,retrysafe-report/consumer-amqp,retrysafe-report/consumer-nats \
+  go test -count=1 -run '^TestReportedHealsFollowInjects$' ./cmd/retrysafe
 say "all tests passed in ${SECONDS}s"

@@ -53,10 +53,14 @@ func freeBrokerURLs(t *testing.T, n int) string {
 }
 
 // managedQueueTarget parses the managed target file of transport (amqp, nats) for the reference
-// consumer bin with mutant m, on SQLite in a folder of t and a topology named name.
-func managedQueueTarget(t *testing.T, bin, transport, name, m string) *targets.Target {
+// consumer bin with mutant m, on SQLite in a folder of t and a topology named name; with noSink
+// the no-sink one (no downstream, test hooks, the id in a header on NATS).
+func managedQueueTarget(t *testing.T, bin, transport, name, m string, noSink bool) *targets.Target {
 	t.Helper()
 	doc := map[string][]byte{"amqp": examples.ConsumerAMQPManaged, "nats": examples.ConsumerNATSManaged}[transport]
+	if noSink {
+		doc = map[string][]byte{"amqp": examples.ConsumerAMQPNoSinkManaged, "nats": examples.ConsumerNATSNoSinkManaged}[transport]
+	}
 	vars := map[string]string{
 		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": freeBrokerURLs(t, 2), "RETRYSAFE_STORE": "sqlite",
 		"RETRYSAFE_DSN": filepath.Join(t.TempDir(), "consumer.db"), "RETRYSAFE_MUTANT": orNone(m, "none"),
@@ -86,10 +90,10 @@ func orNone(s, def string) string {
 }
 
 // openManagedQueue opens a harness on the managed queue consumer; Close tears it all down.
-func openManagedQueue(t *testing.T, bin, transport, m string) (*Harness, *targets.Consumer) {
+func openManagedQueue(t *testing.T, bin, transport, m string, noSink bool) (*Harness, *targets.Consumer) {
 	t.Helper()
 	name := broker.UniqueName("test-" + transport)
-	tg := managedQueueTarget(t, bin, transport, name, m)
+	tg := managedQueueTarget(t, bin, transport, name, m, noSink)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	h, err := Open(ctx, tg, WithSettings(Settings{Seed: 11}))
@@ -157,18 +161,25 @@ func TestBrokerFaultProperties(t *testing.T) {
 	cases := []struct {
 		property, mutant string
 		want             reports.Kind // "" = pass
+		noSink           bool         // the no-sink consumer: lost-ack's silenced link
 	}{
-		{"crash-before-ack", "", ""},
-		{"crash-before-ack", "no-dedupe", reports.KindDuplicateRecord},
-		{"crash-after-ack", "", ""},
-		{"crash-after-ack", "ack-before-effect", reports.KindDroppedEvent},
-		{"lost-ack", "", ""},
-		{"lost-ack", "no-dedupe", reports.KindDuplicateRecord},
+		{"crash-before-ack", "", "", false},
+		{"crash-before-ack", "no-dedupe", reports.KindDuplicateRecord, false},
+		{"crash-after-ack", "", "", false},
+		{"crash-after-ack", "ack-before-effect", reports.KindDroppedEvent, false},
+		{"lost-ack", "", "", false},
+		{"lost-ack", "no-dedupe", reports.KindDuplicateRecord, false},
+		{"lost-ack", "", "", true},
+		{"lost-ack", "no-dedupe", reports.KindDuplicateRecord, true},
 	}
 	for _, transport := range []string{"amqp", "nats"} {
 		for _, tc := range cases {
-			t.Run(transport+"/"+tc.property+"/"+orNone(tc.mutant, "correct"), func(t *testing.T) {
-				h, c := openManagedQueue(t, bin, transport, tc.mutant)
+			name := transport + "/" + tc.property + "/" + orNone(tc.mutant, "correct")
+			if tc.noSink {
+				name += "/no-sink"
+			}
+			t.Run(name, func(t *testing.T) {
+				h, c := openManagedQueue(t, bin, transport, tc.mutant, tc.noSink)
 				runs, caught := brokerRepeats(t), 0
 				for i := range runs {
 					out := h.Env().RunSpec(t.Context(), brokerSpec(t, h, c, tc.property))
@@ -202,7 +213,7 @@ func brokerNotes(o *Outcome) string {
 // in report.json's faults and on report.html's timeline.
 func TestCrashBeforeAckTimeline(t *testing.T) {
 	bin := buildBrokerConsumer(t)
-	h, c := openManagedQueue(t, bin, "amqp", "")
+	h, c := openManagedQueue(t, bin, "amqp", "", false)
 	res, err := h.Run(t.Context(), Selection{LabelFilter: "property:crash-before-ack"})
 	if err != nil {
 		t.Fatal(err)

@@ -20,3 +20,10 @@ func TestConcurrentRedeliveryPropertyOnBrokers(t *testing.T) {
 	expectCaughtOnBrokers(t, "concurrent-redelivery", consumerRig{}, consumer.MutantCheckThenInsert, reports.KindDuplicateRecord,
 		targets.TransportAMQP, targets.TransportNATS)
 }
+
+// With the event id in a message header and no sink, copies of one event published at once
+// are messages JetStream delivers: the burst reaches the consumer.
+func TestConcurrentRedeliveryCopiesOnJetStream(t *testing.T) {
+	rig := consumerRig{noSink: true, idHeader: "X-Event-Id"}
+	expectCaughtOnBrokers(t, "concurrent-redelivery", rig, consumer.MutantCheckThenInsert, reports.KindDuplicateRecord, targets.TransportNATS)
+}

@@ -15,3 +15,13 @@ func TestFailedThenRedeliveredProperty(t *testing.T) {
 func TestFailedThenRedeliveredPropertyOnBrokers(t *testing.T) {
 	expectCaughtOnBrokers(t, "failed-then-redelivered", consumerRig{}, consumer.MutantMarksSeenOnFailure, reports.KindDroppedEvent, queueTransports...)
 }
+
+// Without a sink the fail_next hook makes the first handling fail: on a webhook (a 500, then the
+// harness's redelivery) and on the brokers (the broker's redelivery).
+func TestFailedThenRedeliveredByHook(t *testing.T) {
+	rig := func(m consumer.Mutant) *Harness {
+		return consumerRig{mutant: m, doc: webhookTarget, noSink: true}.open(t)
+	}
+	expectCaught(t, "failed-then-redelivered", rig(consumer.MutantNone), rig(consumer.MutantMarksSeenOnFailure), reports.KindDroppedEvent)
+	expectCaughtOnBrokers(t, "failed-then-redelivered", consumerRig{noSink: true}, consumer.MutantMarksSeenOnFailure, reports.KindDroppedEvent, queueTransports...)
+}

@@ -107,14 +107,23 @@
 //	consumers:                       # optional event consumers under test (then operations may be
 //	  - name: webhooks               # left out); the harness delivers every event at least once
 //	    transport: webhook           # webhook (default) | amqp | nats
-//	    path: /webhooks              # webhook: POSTed on each instance (method, headers too)
+//	    path: /webhooks              # webhook only: POSTed on each instance (method too)
+//	    headers: {X-Source: "{{.Object}}"}   # (template values) the webhook's, or each message's
 //	    amqp: {url: "amqp://guest:guest@127.0.0.1:5672/", exchange: x, routing_key: k, queue: q, create: true}
+//	                                 # exchange "" (or none): the default exchange, routed by queue;
+//	                                 # delete: true deletes the queue at the end, whoever made it
 //	    nats: {url: "nats://127.0.0.1:4222", stream: s, subject: s.events, durable: d, create: true}
+//	                                 # durable: the pull or push consumer to inspect; create_durable:
+//	                                 # pull (default with create and durable) | push | false;
+//	                                 # delete: true deletes the stream at the end
 //	    event:
 //	      body: '{"id": "{{.EventID}}", "object": "{{.Object}}", "version": {{.Version}}}'   # also
 //	                                 # {{.Time}}, {{.Type}}, {{.Ref}}
 //	      type: order.updated
-//	      id: {jsonpath: $.id}       # where the consumer reads the id, or {header: X-GitHub-Delivery}
+//	      id: {jsonpath: $.id}       # where the id travels, one of: {transport: true} (queues' message
+//	                                 # id, their default), {header: NAME}, {jsonpath: P} (webhooks'
+//	                                 # default $.id); elsewhere than the transport, each publication
+//	                                 # gets its own message id
 //	    signing: {scheme: standard-webhooks, secret: "${WEBHOOK_SECRET}", tolerance: 5m}
 //	                                 # standard-webhooks | stripe | github | hmac (hmac: {header,
 //	                                 # template, encoding, prefix, timestamp_header}) | none
@@ -122,8 +131,14 @@
 //	    state: {http: {path: "/v1/objects/{{.Object}}", jsonpath: $.version}}   # optional
 //	    dedupe_retention: 72h        # how long an event id is remembered
 //	    lock_timeout: 30s            # how long a claimed event may stay in progress
+//	    hooks:                       # optional test hooks of the consumer
+//	      fail_next: {path: /_test/fail, query: "event={{.EventID}}"}   # sent to every instance: the
+//	                                 # first handling of the event fails
+//	      slow: {headers: {X-Test-Delay: "{{.Ms}}"}}   # the webhook's or message's: one slow handling
 //	                                 # lifecycle command and env also know {{.Broker}}: the broker's
-//	                                 # host:port behind a fault proxy
+//	                                 # host:port behind a fault proxy. Without instances (a queue
+//	                                 # worker with no HTTP port, SQL observers), lifecycle.replicas: N
+//	                                 # and ready: {log: REGEX} | {broker_consumers: N}
 //	secrets: [${EXTRA_SECRET}]       # optional values to redact in all output
 package targets
 

@@ -50,6 +50,9 @@ func TestDefaultRunReportsEveryFault(t *testing.T) {
 	if err != nil || loadKills < 1 {
 		t.Fatalf("crash-under-load's figures %v name no kills", crashLoad.Figures)
 	}
+	for _, p := range unmatchedHeals(run) {
+		t.Errorf("report.json: %s", p)
+	}
 	kills := 0
 	for _, f := range run.Faults {
 		if f.Action == "inject" && f.Kind == "kill" {

@@ -21,7 +21,7 @@ const (
 	selfLockTimeout = "3s"
 	// selfDedupeRetention is the reference consumer's dedupe retention in `run --consumer`:
 	// short enough that late-redelivery waits it out within a few seconds.
-	selfDedupeRetention = "6s"
+	selfDedupeRetention = "4s"
 )
 
 // managedReference describes the reference API that `run` starts by itself through the

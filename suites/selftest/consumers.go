@@ -46,9 +46,13 @@ func consumerRows(names []string, shape consumer.Shape) []row {
 				}
 				r := row{name: string(m.Name), consumer: m.Name, transport: tr, property: c.Property, shape: c.Shape,
 					required: m.Stores, reported: m.Reported}
+				if c.Stores != nil {
+					r.required, r.reported = c.Stores, nil
+				}
 				if tr != consumer.TransportWebhook {
+					required := r.required
 					r.required, r.reported = nil, nil
-					for _, s := range m.Stores {
+					for _, s := range required {
 						if slices.Contains(brokerRequired, s) {
 							r.required = append(r.required, s)
 						}
@@ -88,8 +92,13 @@ func runConsumerCell(ctx context.Context, st *stores, r row, store string) (Cell
 	required := slices.Contains(r.required, store)
 	if !required && !slices.Contains(r.reported, store) {
 		cell.Result = NA
-		if info, _ := r.consumer.Info(); r.transport != consumer.TransportWebhook && slices.Contains(info.Stores, store) {
+		info, _ := r.consumer.Info()
+		switch {
+		case !slices.Contains(info.Stores, store):
+		case r.transport != consumer.TransportWebhook && !slices.Contains(brokerRequired, store):
 			cell.Reason = "broker rows run on " + strings.Join(brokerRequired, " and ") + " only"
+		default:
+			cell.Reason = "its other shape's row proves it on this store; this proof runs on " + strings.Join(r.required, " and ")
 		}
 		return cell, nil
 	}

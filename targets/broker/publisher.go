@@ -12,12 +12,15 @@ var ErrNotPublished = errors.New("broker: message not published")
 
 // Message is one message the harness publishes.
 type Message struct {
-	// ID is the message id the consumer must deduplicate on (AMQP message_id, JetStream
-	// Nats-Msg-Id). It must not be empty.
+	// ID is the transport's message id (AMQP message_id, JetStream Nats-Msg-Id), which
+	// JetStream deduplicates within its window. The harness sets it to the event id when the
+	// consumer reads the event id there, and to a new id per publication when the event id
+	// travels in a header or the body. It must not be empty.
 	ID string
 	// Body is the payload, sent as is.
 	Body []byte
-	// Headers are extra application headers.
+	// Headers are application headers (AMQP table values as strings, NATS headers): the
+	// consumer's declared headers, the event id's when it travels in one, the slow hook's.
 	Headers map[string]string
 }
 

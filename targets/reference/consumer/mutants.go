@@ -56,6 +56,10 @@ type Catch struct {
 	// Transports are those it catches the mutant on (nil: every transport of the mutant).
 	Transports []string
 	Shape      Shape
+	// Stores are the stores it is required to catch it on (nil: every store of the mutant).
+	// A mutant's second proof, in the other shape, runs on SQLite alone: its first shape's
+	// rows prove it on every store.
+	Stores []string
 }
 
 // MutantInfo describes one mutant: its bug, where it applies and the properties that must
@@ -104,19 +108,25 @@ func noSink(property string, transports ...string) Catch {
 	return Catch{Property: property, Transports: transports, Shape: ShapeNoSink}
 }
 
+// also is a catch of a mutant that another catch proves on every store: required on SQLite.
+func also(c Catch) Catch {
+	c.Stores = []string{"sqlite"}
+	return c
+}
+
 // Mutants is the table of every mutant.
 var Mutants = []MutantInfo{
 	{MutantNoDedupe, "no claim at all: every delivery of an event takes effect",
-		AllStores, nil, allTransports, []Catch{sink("redelivery"), noSink("lost-ack", queuesOnly...)}},
+		AllStores, nil, allTransports, []Catch{sink("redelivery"), also(noSink("lost-ack", queuesOnly...))}},
 	{MutantPayloadDedupe, "deduplicates on a hash of the body without its id: a second event with the same content is dropped as a duplicate",
 		AllStores, nil, allTransports, []Catch{sink("distinct-events")}},
 	{MutantCheckThenInsert, "looks the event up, works, then inserts, with nothing atomic between: concurrent redeliveries all take effect",
-		AllStores, nil, allTransports, []Catch{sink("concurrent-redelivery"), noSink("concurrent-redelivery", TransportNATS)}},
+		AllStores, nil, allTransports, []Catch{sink("concurrent-redelivery"), also(noSink("concurrent-redelivery", TransportNATS))}},
 	{MutantClaimBeforeEffect, "the claim commits as done in its own transaction before the effect: a crash in between drops the event, and its redelivery is acknowledged as a duplicate",
 		durableStores, nil, allTransports, []Catch{sink("event-crash-after-claim", TransportWebhook), sink("crash-after-ack", queuesOnly...),
-			noSink("crash-under-delivery")}},
+			also(noSink("crash-under-delivery"))}},
 	{MutantMarksSeenOnFailure, "a failed handling (its downstream failed, or the fail_next hook) marks the event done anyway: the redelivery is acknowledged as a duplicate with no effect",
-		AllStores, nil, allTransports, []Catch{sink("failed-then-redelivered"), noSink("failed-then-redelivered")}},
+		AllStores, nil, allTransports, []Catch{sink("failed-then-redelivered"), also(noSink("failed-then-redelivered"))}},
 	{MutantOrderBlind, "the object's state is set to each event's version, even an older one delivered late",
 		AllStores, nil, allTransports, []Catch{sink("out-of-order")}},
 	{MutantNoSignatureCheck, "signatures are not checked: any delivery is accepted",
@@ -126,7 +136,7 @@ var Mutants = []MutantInfo{
 	{MutantDedupeForgetsEarly, "dedupe records are forgotten after about a second, whatever the declared retention",
 		AllStores, nil, allTransports, []Catch{sink("late-redelivery")}},
 	{MutantAckBeforeEffect, "the queue transport acknowledges the message before the effect commits: a crash in between loses it (Deliver itself is correct)",
-		durableStores, nil, queuesOnly, []Catch{sink("crash-after-ack"), noSink("crash-under-delivery")}},
+		durableStores, nil, queuesOnly, []Catch{sink("crash-after-ack"), also(noSink("crash-under-delivery"))}},
 	{MutantInMemoryDedupe, "the seen-set is process memory (effects are stored): a restarted process, or another instance, applies a redelivery again",
 		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery", TransportWebhook), noSink("crash-before-ack", queuesOnly...)}},
 	{MutantMarkAfterEffect, "the effect commits, then the event id is recorded in a separate write: a crash between them applies the redelivery again",

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/targets/broker"
+)
+
+// The black-box example target files (a queue worker with no HTTP port on RabbitMQ's default
+// exchange; a JetStream push consumer that creates its own stream) pass on the reference
+// consumer, run as a user runs them, and leave nothing on the brokers. Every heal in their
+// reports follows an inject of the same fault.
+func TestBlackBoxExamplesPass(t *testing.T) {
+	bin := buildRetrysafe(t)
+	for _, tc := range []struct {
+		file, nameVar string
+		kind          broker.Kind
+	}{
+		{"consumer-amqp-blackbox.yaml", "RETRYSAFE_AMQP_QUEUE", broker.AMQP},
+		{"consumer-nats-blackbox.yaml", "RETRYSAFE_NATS_STREAM", broker.NATS},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			name := broker.UniqueName("example")
+			dir := t.TempDir()
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "run", "--target", filepath.Join("..", "..", "targets", "examples", tc.file),
+				"--report-dir", filepath.Join(dir, "report"))
+			cmd.Env = append(cmd.Environ(), "RETRYSAFE_BIN="+bin, "RETRYSAFE_DB="+filepath.Join(dir, "consumer.db"), tc.nameVar+"="+name)
+			if tc.kind == broker.NATS {
+				cmd.Env = append(cmd.Env, "RETRYSAFE_URL="+freeLocalURLs(t, 2))
+			}
+			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+			cmd.WaitDelay = 30 * time.Second
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("retrysafe run --target %s: %v\n%s", tc.file, err, out)
+			}
+			run, err := reports.ReadJSON(filepath.Join(dir, "report", "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := run.Verdict(); v != reports.Pass {
+				t.Errorf("verdict %s, want pass", v)
+			}
+			for _, p := range unmatchedHeals(run) {
+				t.Errorf("report.json: %s", p)
+			}
+			inv, err := broker.TakeInventory(context.WithoutCancel(ctx), broker.WithKinds(tc.kind))
+			if err != nil {
+				t.Fatalf("inventory: %v", err)
+			}
+			if left := inv.WithPrefix(name); !left.Empty() {
+				t.Errorf("the run left %s on the broker", left)
+			}
+		})
+	}
+}
