@@ -101,14 +101,18 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	alsoDone := make(chan struct{})
 	if opts.Also != nil {
 		go func() {
+			defer close(alsoDone)
 			err := opts.Also(ctx, c)
 			if err == nil && ctx.Err() == nil {
 				err = errors.New("the queue transport stopped")
 			}
 			errc <- err
 		}()
+	} else {
+		close(alsoDone)
 	}
 	select {
 	case err := <-errc:
@@ -119,8 +123,19 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	err = srv.Shutdown(shutCtx)
+	// The queue transport ends with its context: it settles nothing more, and cleans up what it
+	// was asked to (queue.Options.DeleteOnExit) before the process exits.
+	select {
+	case <-alsoDone:
+	case <-time.After(alsoTimeout):
+		c.cfg.Logger.Printf("the queue transport did not stop within %v of the end", alsoTimeout)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
 }
+
+// alsoTimeout bounds the wait, at the end of Serve, for the queue transport to stop.
+const alsoTimeout = 10 * time.Second
