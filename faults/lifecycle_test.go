@@ -76,6 +76,26 @@ func pidOf(t *testing.T, tg *targets.Target, i int) string {
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
+// waitStopped waits until the kernel reports the process stopped (state T in /proc/PID/stat).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " T") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 5s after SIGSTOP: %s", pid, stat)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // startClusterT starts n instances of the test target; they are stopped when the test ends.
 func startClusterT(t *testing.T, n int) (*targets.Target, *Cluster, *Processes, context.Context) {
 	t.Helper()
@@ -125,6 +145,7 @@ func TestClusterPauseResume(t *testing.T) {
 	if err := c.Pause(0); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, c.Pids()[0]) // SIGSTOP takes effect when the kernel next schedules the process
 	cl := &http.Client{Timeout: 300 * time.Millisecond}
 	if _, err := cl.Get(tg.Instances[0].URL.String() + "/healthz"); err == nil {
 		t.Fatal("a paused instance answered")
