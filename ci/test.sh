@@ -2,8 +2,8 @@
 # Passes every test of retrysafe on a fresh machine: checks the services the tests need
 # (PostgreSQL, Redis, MariaDB, RabbitMQ, NATS with JetStream), starting them when installed but
 # stopped, then runs gofmt, go vet, go test -race, the self-test of the properties against the
-# reference API and consumer, the fuzz targets and the README's run commands. Each stage prints
-# how long it took.
+# reference API and consumer, the fuzz targets and the README's run commands, and checks that the
+# runs' reports heal only faults they injected. Each stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,6 +98,6 @@ for transport in webhook amqp nats; do
   stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
 done
 stage "every heal in the runs' report.json follows an inject of the same fault" \
-  env RETRYSAFE_CHECK_REPORTS=retrysafe-report/run,retrysafe-report/consumer-webhook,retrysafe-report/consumer-amqp,retrysafe-report/consumer-nats \
+  env RETRYSAFE_CHECK_REPORTS="$PWD/retrysafe-report/run,$PWD/retrysafe-report/consumer-webhook,$PWD/retrysafe-report/consumer-amqp,$PWD/retrysafe-report/consumer-nats" \
   go test -count=1 -run '^TestReportedHealsFollowInjects$' ./cmd/retrysafe
 say "all tests passed in ${SECONDS}s"
