@@ -22,7 +22,7 @@ func (h *Harness) baseline(ctx context.Context) error {
 	for _, def := range h.target.Operations {
 		op := s.NewOp(def)
 		a := op.Do(Send{Instance: 0})
-		if succeeded(a) {
+		if Succeeded(a) {
 			continue
 		}
 		return fmt.Errorf("%w: %s: %s\n%s", ErrBaseline, def.Name, baselineHint(a), strings.TrimRight(a.String(), "\n"))

@@ -121,7 +121,7 @@ func brokerSpec(t *testing.T, h *Harness, c *targets.Consumer, property string) 
 	t.Helper()
 	if property == "lost-ack" {
 		p := &Property{Name: "lost-ack", Transports: []targets.Transport{c.Transport}}
-		sp := p.spec(c.Name+": the broker link cut before the ack", func(s *S) check.Result { return s.lostAckBroker(c) })
+		sp := p.Spec(c.Name+": the broker link cut before the ack", func(s *S) check.Result { return s.lostAckBroker(c) })
 		return sp
 	}
 	specs, err := h.Specs(Selection{LabelFilter: "property:" + property})
@@ -222,7 +222,7 @@ func TestCrashBeforeAckTimeline(t *testing.T) {
 		t.Fatalf("verdict %s, want pass", v)
 	}
 	var killed, redelivered time.Time
-	target := brokerTarget(c)
+	target := BrokerTarget(c)
 	for _, ev := range h.Env().History.Events() {
 		switch {
 		case ev.Action == "inject" && ev.Kind == "kill" && killed.IsZero():

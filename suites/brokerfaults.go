@@ -61,21 +61,10 @@ const (
 	brokerQuiet = 10 * time.Second
 )
 
-// brokerTarget names a queue consumer's queue or durable consumer in the history.
-func brokerTarget(c *targets.Consumer) string {
-	switch {
-	case c.AMQP != nil:
-		return "amqp queue " + c.AMQP.Queue
-	case c.NATS != nil:
-		return "nats durable " + c.NATS.Stream + "/" + c.NATS.Durable
-	}
-	return c.Name
-}
-
 // brokerState asks the broker what it holds of c's messages: RabbitMQ through a passive
 // declare of the queue, JetStream through the durable consumer's info.
 func (s *S) brokerState(c *targets.Consumer) (brokerHeld, error) {
-	ctx, cancel := s.attemptCtx(1)
+	ctx, cancel := s.AttemptCtx(1)
 	defer cancel()
 	switch {
 	case c.AMQP != nil:
@@ -118,7 +107,7 @@ func (s *S) heldOnceGone(c *targets.Consumer) (brokerHeld, error) {
 		if err != nil || h.Consumers <= 0 {
 			return h, err
 		}
-		if time.Now().After(deadline) || !s.sleepUntil(time.Now().Add(brokerPoll)) {
+		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(brokerPoll)) {
 			return h, fmt.Errorf("RabbitMQ still counts %d consumers on queue %s %v after they were cut off", h.Consumers, c.AMQP.Queue, brokerGone)
 		}
 	}
@@ -132,7 +121,7 @@ func (s *S) recordHeld(c *targets.Consumer, f *check.BrokerFault, when string) {
 	if err != nil {
 		f.HeldErr = err.Error()
 	} else {
-		s.notef("%s %s: %s", brokerTarget(c), when, held)
+		s.Notef("%s %s: %s", BrokerTarget(c), when, held)
 	}
 }
 
@@ -150,11 +139,11 @@ type heldEvent struct {
 // the broker did not confirm. The caller heals h.hold (healLeft) when it is set.
 func (s *S) publishHeld(c *targets.Consumer, judge func(check.BrokerFault) check.Result) (h heldEvent, r check.Result, done bool) {
 	if err := s.waitBrokerQuiet(c); err != nil {
-		return h, unknownf("%v", err), true
+		return h, check.Unknownf("%v", err), true
 	}
 	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
-		return h, unknownf("%v", err), true
+	if err := s.Inject(hold); err != nil {
+		return h, check.Unknownf("%v", err), true
 	}
 	h.hold, h.ev = hold, s.NewEvent(c)
 	h.f = check.BrokerFault{Events: []check.BrokerEvent{{Publish: h.ev.Deliver(Delivery{})}}}
@@ -162,7 +151,7 @@ func (s *S) publishHeld(c *targets.Consumer, judge func(check.BrokerFault) check
 		return h, judge(h.f), true
 	}
 	if err := s.waitHeldEvent(h.ev); err != nil {
-		return h, unknownf("the consumer never called its downstream for event %s: %v", h.ev.ID, err), true
+		return h, check.Unknownf("the consumer never called its downstream for event %s: %v", h.ev.ID, err), true
 	}
 	return h, check.Result{}, false
 }
@@ -178,17 +167,17 @@ func (s *S) settledOnceGone(c *targets.Consumer) bool {
 	kills := s.killAll()
 	defer s.healLeft(kills...)
 	if err := s.injectAll(kills); err != nil {
-		s.notef("%s: cannot kill the consumers to count what the broker holds: %v", brokerTarget(c), err)
+		s.Notef("%s: cannot kill the consumers to count what the broker holds: %v", BrokerTarget(c), err)
 		return false
 	}
 	h, err := s.heldOnceGone(c)
 	if err != nil {
-		s.notef("%s: %v", brokerTarget(c), err)
+		s.Notef("%s: %v", BrokerTarget(c), err)
 		return false
 	}
-	s.notef("%s once the consumers were killed again to count what it holds: %s", brokerTarget(c), h)
+	s.Notef("%s once the consumers were killed again to count what it holds: %s", BrokerTarget(c), h)
 	if err := s.healAll(kills); err != nil {
-		s.notef("%s: cannot restart the consumers: %v", brokerTarget(c), err)
+		s.Notef("%s: cannot restart the consumers: %v", BrokerTarget(c), err)
 	}
 	return h.Total() == 0
 }
@@ -204,7 +193,7 @@ func (s *S) waitBrokerEmpty(c *targets.Consumer, d time.Duration) (brokerHeld, b
 		if err == nil && h.Ready == 0 && h.Unacked <= 0 {
 			return h, h.Unacked == 0, nil
 		}
-		if time.Now().After(deadline) || !s.sleepUntil(time.Now().Add(brokerPoll)) {
+		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(brokerPoll)) {
 			return h, false, err
 		}
 	}
@@ -248,7 +237,7 @@ func (s *S) killAll() []faults.Fault {
 // injectAll injects the faults in order; the first error stops it.
 func (s *S) injectAll(fs []faults.Fault) error {
 	for _, f := range fs {
-		if err := s.inject(f); err != nil {
+		if err := s.Inject(f); err != nil {
 			return err
 		}
 	}
@@ -260,9 +249,9 @@ func (s *S) injectAll(fs []faults.Fault) error {
 func (s *S) healAll(fs []faults.Fault) error {
 	var errs []error
 	for _, f := range fs {
-		errs = append(errs, s.heal(f))
+		errs = append(errs, s.Heal(f))
 	}
-	s.observer.CloseIdleConnections()
+	s.Observer.CloseIdleConnections()
 	return errors.Join(errs...)
 }
 
@@ -273,10 +262,10 @@ func (s *S) healLeft(fs ...faults.Fault) {
 	left := s.Faults.Nemesis.Injected()
 	for _, f := range slices.Backward(fs) {
 		if slices.ContainsFunc(left, func(g faults.Fault) bool { return sameFault(f, g) }) {
-			s.heal(f)
+			s.Heal(f)
 		}
 	}
-	s.observer.CloseIdleConnections()
+	s.Observer.CloseIdleConnections()
 }
 
 // sameFault reports whether a and b are the same fault value (as the nemesis tells them apart).
@@ -296,8 +285,8 @@ const (
 func (s *S) noteRedelivery(c *targets.Consumer, held int, after string, now brokerHeld) {
 	what := fmt.Sprintf("the broker redelivered the %d messages it held after %s (now %s)", held, after, now)
 	s.History.AddEvent(history.Event{At: time.Now(), Action: actionObserve, Kind: kindBrokerRedelivery,
-		Target: brokerTarget(c), Fault: what})
-	s.notef("%s: %s", brokerTarget(c), what)
+		Target: BrokerTarget(c), Fault: what})
+	s.Notef("%s: %s", BrokerTarget(c), what)
 }
 
 // awaitRedelivery waits, at most d, until the broker has handed out again the held messages a
@@ -307,11 +296,11 @@ func (s *S) awaitRedelivery(c *targets.Consumer, held int, after string, d time.
 	now, empty, err := s.waitBrokerEmpty(c, d)
 	switch {
 	case err != nil:
-		s.notef("%s: cannot ask the broker about the redelivery: %v", brokerTarget(c), err)
+		s.Notef("%s: cannot ask the broker about the redelivery: %v", BrokerTarget(c), err)
 	case held > 0 && now.Ready == 0:
 		s.noteRedelivery(c, held, after, now)
 	case held > 0:
-		s.notef("%s: the broker still holds %s %v after %s", brokerTarget(c), now, d, after)
+		s.Notef("%s: the broker still holds %s %v after %s", BrokerTarget(c), now, d, after)
 	}
 	return empty
 }
@@ -345,8 +334,8 @@ func brokerFaultSkip(e *Env, c *targets.Consumer, needs ...brokerNeed) string {
 			return "the target's store is not durable (lifecycle.durable is false): a killed consumer loses its effects"
 		case n == needCrash && c.LockTimeout <= 0:
 			return "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"
-		case n == needCrash && c.LockTimeout+crashMargin > e.Settings.MaxWait:
-			return sprintf("the lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, crashMargin, e.Settings.MaxWait)
+		case n == needCrash && c.LockTimeout+CrashMargin > e.Settings.MaxWait:
+			return fmt.Sprintf("the lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, CrashMargin, e.Settings.MaxWait)
 		}
 	}
 	if c.NATS != nil && c.NATS.Durable == "" {
@@ -358,7 +347,7 @@ func brokerFaultSkip(e *Env, c *targets.Consumer, needs ...brokerNeed) string {
 // waitHeldEvent waits until the sink holds the downstream call of ev: its consumer is in the
 // middle of its effect.
 func (s *S) waitHeldEvent(ev *Event) error {
-	ctx, cancel := s.attemptCtx(1)
+	ctx, cancel := s.AttemptCtx(1)
 	defer cancel()
 	for n := 1; ; n++ {
 		calls, err := s.Faults.Sink.WaitHeld(ctx, n)

@@ -25,13 +25,13 @@ func (s *S) Burst(op *Op, k int) []history.Attempt {
 // channel.
 func (s *S) barrierBurst(op *Op, k int) []history.Attempt {
 	e := s.Env
-	ctx, cancel := s.attemptCtx(3)
+	ctx, cancel := s.AttemptCtx(3)
 	defer cancel()
 	n := len(e.Target.Instances)
 	for i := range e.Target.Instances {
 		ins := &e.Target.Instances[i]
 		// A failed warm-up is not fatal: the burst then dials, and records what happens.
-		_ = e.Client.Warm(ctx, ins.URL.String(), warmPath(e), (k+n-1)/n)
+		_ = e.Client.Warm(ctx, ins.URL.String(), WarmPath(e), (k+n-1)/n)
 	}
 	type prepared struct {
 		req  *http.Request
@@ -65,9 +65,9 @@ func (s *S) barrierBurst(op *Op, k int) []history.Attempt {
 	return out
 }
 
-// warmPath is the path fetched to open connections before a burst: the readiness probe's
+// WarmPath is the path fetched to open connections before a burst: the readiness probe's
 // path when the target declares one, else "/" (any answer, even a 404, opens a connection).
-func warmPath(e *Env) string {
+func WarmPath(e *Env) string {
 	if l := e.Target.Lifecycle; l != nil && l.Ready != nil && l.Ready.Path != "" {
 		return l.Ready.Path
 	}

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -37,22 +38,22 @@ MUST still take effect exactly once.`,
 			"on JetStream: event.id in a header or the body (copies), or a downstream binding or hooks.slow (a handler held past the AckWait)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			k := concurrentDeliveries
-			text := sprintf("%s: %d deliveries of one event released together take effect once", c.Name, k)
+			text := fmt.Sprintf("%s: %d deliveries of one event released together take effect once", c.Name, k)
 			if c.Transport == targets.TransportNATS {
 				path, skip := natsConcurrentPath(e, c)
 				switch path {
 				case natsCopies:
-					return p.spec(sprintf("%s: %d copies of one event published at once (each its own message: the event id travels outside the Nats-Msg-Id) take effect once", c.Name, k),
+					return p.Spec(fmt.Sprintf("%s: %d copies of one event published at once (each its own message: the event id travels outside the Nats-Msg-Id) take effect once", c.Name, k),
 						func(s *S) check.Result { return s.concurrentNATSCopies(c, k) })
 				case natsHeldSink, natsSlowed:
 					how := "the downstream holds"
 					if path == natsSlowed {
 						how = "the slow hook stretches"
 					}
-					sp := p.spec(sprintf("%s: a message redelivered after its AckWait while %s its first handling takes effect once", c.Name, how),
+					sp := p.Spec(fmt.Sprintf("%s: a message redelivered after its AckWait while %s its first handling takes effect once", c.Name, how),
 						func(s *S) check.Result { return s.concurrentNATS(c, path) })
 					if path == natsHeldSink {
 						sp.Extra = append(sp.Extra, "fault:downstream")
@@ -61,7 +62,7 @@ MUST still take effect exactly once.`,
 				}
 				return &Spec{Property: p, Text: c.Name + ": two deliveries of one event in flight at once take effect once", Skip: skip}
 			}
-			return p.spec(text, func(s *S) check.Result {
+			return p.Spec(text, func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				burst := s.deliverTogether(ev, k, 0)
 				var again check.Eventually
@@ -72,7 +73,7 @@ MUST still take effect exactly once.`,
 			})
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // concurrentDeliveries is how many deliveries of one event concurrent-redelivery releases
@@ -84,11 +85,11 @@ const concurrentDeliveries = 8
 // connections), broker copies published at once; each slowed by the slow hook when slowMs > 0.
 func (s *S) deliverTogether(ev *Event, k int, slowMs int64) []history.Attempt {
 	if ev.C.Transport == targets.TransportWebhook {
-		ctx, cancel := s.attemptCtx(1)
+		ctx, cancel := s.AttemptCtx(1)
 		n := len(s.Target.Instances)
 		for i := range s.Target.Instances {
 			// A failed warm-up is not fatal: the deliveries then dial, and record what happens.
-			_ = s.Client.Warm(ctx, s.Target.Instances[i].URL.String(), warmPath(s.Env), (k+n-1)/n)
+			_ = s.Client.Warm(ctx, s.Target.Instances[i].URL.String(), WarmPath(s.Env), (k+n-1)/n)
 		}
 		cancel()
 	}
@@ -112,7 +113,7 @@ func (s *S) deliverTogether(ev *Event, k int, slowMs int64) []history.Attempt {
 // allSucceeded reports whether every attempt got a 2xx.
 func allSucceeded(as []history.Attempt) bool {
 	for _, a := range as {
-		if !succeeded(a) {
+		if !Succeeded(a) {
 			return false
 		}
 	}

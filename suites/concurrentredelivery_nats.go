@@ -62,8 +62,8 @@ const concurrentSlowMs = 300
 // second time (it answers the in-flight claim by a NAK); released, the event takes effect once.
 func (s *S) concurrentNATS(c *targets.Consumer, path int) check.Result {
 	ackWait := broker.DefaultAckWait
-	if k := s.Faults.kit(c); k != nil && k.ackWait > 0 {
-		ackWait = k.ackWait
+	if w := s.Faults.AckWait(c); w > 0 {
+		ackWait = w
 	}
 	hold := ackWait + ackWait/2 // one redelivery at the AckWait, while the handler holds the event
 	if c.LockTimeout > 0 && c.LockTimeout <= hold {
@@ -72,23 +72,23 @@ func (s *S) concurrentNATS(c *targets.Consumer, path int) check.Result {
 	ev := s.NewEvent(c)
 	if path == natsSlowed {
 		published := ev.Deliver(Delivery{SlowMs: hold.Milliseconds()})
-		s.sleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
+		s.SleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
 		return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
 	}
 	f := s.Faults.Sink.HoldFault()
-	if err := s.inject(f); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(f); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	defer s.heal(f)
+	defer s.Heal(f)
 	published := ev.Deliver(Delivery{})
-	if err := s.waitHeld(1); err != nil {
-		return unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
+	if err := s.WaitHeld(1); err != nil {
+		return check.Unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
 	}
-	s.sleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
+	s.SleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
 	held := len(s.Faults.Sink.Held())
-	s.notef("%d downstream calls held after %v (AckWait %v)", held, hold, ackWait)
-	if err := s.heal(f); err != nil {
-		return unknownf("%v", err)
+	s.Notef("%d downstream calls held after %v (AckWait %v)", held, hold, ackWait)
+	if err := s.Heal(f); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
 }

@@ -177,7 +177,7 @@ func (k *consumerKit) awaitTopology(ctx context.Context) error {
 			if err == nil {
 				err = fmt.Errorf("it was not there %v after the consumer started", topologyWait)
 			}
-			return fmt.Errorf("waiting for its %s: %w", brokerTarget(k.c), err)
+			return fmt.Errorf("waiting for its %s: %w", BrokerTarget(k.c), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -268,6 +268,21 @@ func (f *Faults) kit(c *targets.Consumer) *consumerKit {
 	return nil
 }
 
+// Signer returns the signer of a consumer's webhook deliveries.
+func (f *Faults) Signer(c *targets.Consumer) *webhook.Signer { return f.kit(c).signer }
+
+// Publisher returns the publisher of a queue consumer's events (nil for a webhook).
+func (f *Faults) Publisher(c *targets.Consumer) broker.Publisher { return f.kit(c).publisher }
+
+// AckWait returns the AckWait of a JetStream consumer's durable, where it could be read (0: not
+// told).
+func (f *Faults) AckWait(c *targets.Consumer) time.Duration {
+	if k := f.kit(c); k != nil {
+		return k.ackWait
+	}
+	return 0
+}
+
 // BrokerLink returns the proxy between a queue consumer and its broker (nil when its lifecycle
 // does not reach the broker through {{.Broker}}).
 func (f *Faults) BrokerLink(c *targets.Consumer) *faults.Proxy {
@@ -301,4 +316,44 @@ func hostPort(raw string, tr targets.Transport) (string, error) {
 		port = "4222"
 	}
 	return net.JoinHostPort(u.Hostname(), port), nil
+}
+
+// BrokerWindow is how long after a publication JetStream drops another with the same message
+// id: the stream's duplicates window, for a NATS consumer whose event id travels in the message
+// id (0 otherwise: AMQP has no window, and an event whose id travels elsewhere gets a new message
+// id per publication).
+func (e *Env) BrokerWindow(c *targets.Consumer) time.Duration {
+	if c.NATS == nil || c.Event.ID.In != targets.IDInTransport {
+		return 0
+	}
+	if k := e.Faults.kit(c); k != nil && k.duplicates > 0 {
+		return k.duplicates
+	}
+	return broker.DefaultDuplicatesWindow
+}
+
+// maxWindowWait is the longest duplicates window a spec waits out between two publications of
+// one event.
+const maxWindowWait = 2 * time.Second
+
+// RepublishSkip says why a spec that publishes an event again cannot run on c ("" = it can):
+// JetStream would drop the republication for longer than a spec waits.
+func (e *Env) RepublishSkip(c *targets.Consumer) string {
+	if w := e.BrokerWindow(c); w > maxWindowWait {
+		return fmt.Sprintf("JetStream drops a message published again with the same Nats-Msg-Id within the stream's duplicates window (%v), "+
+			"and the event id travels in the Nats-Msg-Id: declare event.id {header: NAME} or {jsonpath: PATH} so that each redelivery is "+
+			"a message the broker delivers, or give the stream a duplicates window of at most %v", w, maxWindowWait)
+	}
+	return ""
+}
+
+// BrokerTarget names a queue consumer's queue or durable consumer in the history.
+func BrokerTarget(c *targets.Consumer) string {
+	switch {
+	case c.AMQP != nil:
+		return "amqp queue " + c.AMQP.Queue
+	case c.NATS != nil:
+		return "nats durable " + c.NATS.Stream + "/" + c.NATS.Durable
+	}
+	return c.Name
 }

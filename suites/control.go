@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 )
 
@@ -18,12 +20,12 @@ different results and two business records.`,
 		Catches: []string{"body-dedupe"},
 		Needs:   []string{"operations", "operations[].observer (for the record count)"},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		var out []*Spec
 		for _, def := range e.Target.Operations {
-			out = append(out, p.spec(sprintf("%s: the same body with two different keys gives two records", def.Name), func(s *S) check.Result {
+			out = append(out, p.Spec(fmt.Sprintf("%s: the same body with two different keys gives two records", def.Name), func(s *S) check.Result {
 				op := s.NewOp(def)
-				other := op.WithKey(s.keyFor(def, s.next()))
+				other := op.WithKey(s.KeyFor(def, s.Next()))
 				first := op.Do(Send{Instance: 0})
 				second := other.Do(Send{Instance: 1})
 				return check.Control(first, second, op.Count(), s.Target.Profile)
@@ -31,5 +33,5 @@ different results and two business records.`,
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }

@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -29,15 +31,15 @@ delivered that never takes effect is a dropped event.`,
 		Labels:     []string{"fault:process", "fault:downstream"},
 		Transports: []targets.Transport{targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
-			sp := p.spec(sprintf("%s: every consumer SIGKILLed in the middle of an effect and restarted: the event still takes effect once", c.Name),
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
+			sp := p.Spec(fmt.Sprintf("%s: every consumer SIGKILLed in the middle of an effect and restarted: the event still takes effect once", c.Name),
 				func(s *S) check.Result { return s.crashAfterAck(c) })
 			sp.Skip = brokerFaultSkip(e, c, needSink, needCrash)
 			return sp
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // crashAfterAck holds the downstream, publishes one event, kills every instance once the
@@ -55,18 +57,18 @@ func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
 	kills := s.killAll()
 	defer s.healLeft(kills...)
 	if err := s.injectAll(kills); err != nil {
-		return unknownf("%v", err)
+		return check.Unknownf("%v", err)
 	}
 	s.recordHeld(c, &f, "after the kill")
 	if err := s.healAll(kills); err != nil {
-		return unknownf("cannot restart the consumer: %v", err)
+		return check.Unknownf("cannot restart the consumer: %v", err)
 	}
-	if err := s.heal(hold); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(hold); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	// The redelivery waits for the dead delivery's claim to lapse (the lock timeout) before it
 	// takes effect.
-	if after := ev.waitEffects(1, c.LockTimeout+crashMargin); after.Err != "" || after.N == 0 {
+	if after := ev.waitEffects(1, c.LockTimeout+CrashMargin); after.Err != "" || after.N == 0 {
 		f.Events[0].After = after
 	} else {
 		f.Events[0].After = s.settle(ev)

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
@@ -34,15 +35,15 @@ a redelivery of an applied event is a duplicate.`,
 		Labels:     []string{"fault:process", "fault:network"},
 		Transports: []targets.Transport{targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
-			sp := p.spec(sprintf("%s: %d events applied, their acks dropped, every consumer SIGKILLed and restarted: the broker redelivers them and each takes effect once",
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
+			sp := p.Spec(fmt.Sprintf("%s: %d events applied, their acks dropped, every consumer SIGKILLed and restarted: the broker redelivers them and each takes effect once",
 				c.Name, crashBeforeAckEvents), func(s *S) check.Result { return s.crashBeforeAck(c) })
 			sp.Skip = brokerFaultSkip(e, c, needLink, needCrash)
 			return sp
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // Shape of a crash-before-ack spec.
@@ -62,11 +63,11 @@ const (
 // effects once the broker has redelivered what it held.
 func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 	if err := s.waitBrokerQuiet(c); err != nil {
-		return unknownf("%v", err)
+		return check.Unknownf("%v", err)
 	}
 	silence := s.Faults.BrokerLink(c).Timeout(0, faults.Upstream)
-	if err := s.inject(silence); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(silence); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	defer s.healLeft(silence)
 	start := time.Now()
@@ -83,16 +84,16 @@ func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 	kills := s.killAll()
 	defer s.healLeft(kills...)
 	if err := s.injectAll(kills); err != nil {
-		return unknownf("%v", err)
+		return check.Unknownf("%v", err)
 	}
-	s.notef("every instance killed %v after the first publication, their acks dropped on the way",
+	s.Notef("every instance killed %v after the first publication, their acks dropped on the way",
 		time.Since(start).Round(time.Millisecond))
 	s.recordHeld(c, &f, "after the kill")
-	if err := s.heal(silence); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(silence); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	if err := s.healAll(kills); err != nil {
-		return unknownf("cannot restart the consumer: %v", err)
+		return check.Unknownf("cannot restart the consumer: %v", err)
 	}
 	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", brokerRedelivery)
 	for i, n := range s.settleAll(evs) {

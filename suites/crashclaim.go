@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -27,8 +28,8 @@ record and one downstream effect (the same downstream key on every attempt).`,
 		Needs:   []string{"lifecycle (durable: true)", "downstream", "lock_timeout"},
 		Labels:  []string{"fault:process", "fault:downstream"},
 		Covers:  "the first operation with an observer",
-		applies: func(e *Env) string {
-			if r := needsCrash(e); r != "" {
+		Applies: func(e *Env) string {
+			if r := NeedsCrash(e); r != "" {
 				return r
 			}
 			if e.Faults.Sink == nil {
@@ -37,48 +38,48 @@ record and one downstream effect (the same downstream key on every attempt).`,
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
-		def := e.firstObserved()
-		return []*Spec{p.spec(sprintf("%s: after a SIGKILL between claim and write and a restart, the retry completes once", def.Name),
+	p.Specs = func(e *Env) []*Spec {
+		def := e.FirstObserved()
+		return []*Spec{p.Spec(fmt.Sprintf("%s: after a SIGKILL between claim and write and a restart, the retry completes once", def.Name),
 			func(s *S) check.Result { return s.crashAfterClaim(s.NewOp(def)) })}
 	}
-	register(p)
+	Register(p)
 }
 
 // crashAfterClaim holds op's downstream call, kills the instance that holds it, restarts it,
 // and retries until the key completes.
 func (s *S) crashAfterClaim(op *Op) check.Result {
 	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(hold); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	defer s.heal(hold)
+	defer s.Heal(hold)
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	firstDone := make(chan history.Attempt, 1)
 	go func() { firstDone <- op.DoCtx(ctx, Send{Instance: 0}) }()
-	if err := s.waitHeld(1); err != nil {
+	if err := s.WaitHeld(1); err != nil {
 		cancel()
 		<-firstDone
-		return unknownf("the first attempt never reached the downstream provider: %v", err)
+		return check.Unknownf("the first attempt never reached the downstream provider: %v", err)
 	}
 	kill := s.Faults.Cluster.KillFault(0)
-	if err := s.inject(kill); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(kill); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	c := check.CrashClaim{First: <-firstDone}
 	if s.ctx.Err() != nil {
-		return unknownf("interrupted before the restart")
+		return check.Unknownf("interrupted before the restart")
 	}
-	if err := s.heal(kill); err != nil {
-		return unknownf("cannot restart the target: %v", err)
+	if err := s.Heal(kill); err != nil {
+		return check.Unknownf("cannot restart the target: %v", err)
 	}
 	s.Client.CloseIdle() // connections to the killed process are dead
-	if err := s.heal(hold); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(hold); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	c.Final = s.eventually(op, s.Target.LockTimeout+crashMargin, succeeded)
+	c.Final = s.Eventually(op, s.Target.LockTimeout+CrashMargin, Succeeded)
 	c.After = op.Do(Send{Instance: -1})
-	c.Records, c.Downstream = op.Count(), s.downstream(op)
+	c.Records, c.Downstream = op.Count(), s.Downstream(op)
 	return check.CrashAfterClaim(c, s.Target.Profile)
 }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -35,21 +36,21 @@ MUST have exactly one, and no key MAY stay stuck past the lock timeout.`,
 		Catches: []string{"split-write"},
 		Needs:   []string{"lifecycle (durable: true)", "lock_timeout", "operations[].observer", "storage (optional: latency and resets)"},
 		Labels:  []string{"fault:process", "fault:storage"},
-		applies: func(e *Env) string {
-			if r := needsCrash(e); r != "" {
+		Applies: func(e *Env) string {
+			if r := NeedsCrash(e); r != "" {
 				return r
 			}
-			if len(e.observed()) == 0 {
+			if len(e.Observed()) == 0 {
 				return "no operation has an observer: records cannot be counted"
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return []*Spec{p.spec(sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation", crashKills),
+	p.Specs = func(e *Env) []*Spec {
+		return []*Spec{p.Spec(fmt.Sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation", crashKills),
 			func(s *S) check.Result { return s.crashUnderLoad() })}
 	}
-	register(p)
+	Register(p)
 }
 
 // Shape of the crash-under-load run.
@@ -84,10 +85,10 @@ func (s *S) crashUnderLoad() check.Result {
 	var latency faults.Fault
 	if st := s.Faults.Storage; st != nil {
 		latency = st.Latency(5 * time.Millisecond)
-		if err := s.inject(latency); err != nil {
-			return unknownf("%v", err)
+		if err := s.Inject(latency); err != nil {
+			return check.Unknownf("%v", err)
 		}
-		defer s.heal(latency)
+		defer s.Heal(latency)
 	}
 	var wg sync.WaitGroup
 	for w := range crashWorkers {
@@ -97,27 +98,27 @@ func (s *S) crashUnderLoad() check.Result {
 	cr.stop.Store(true)
 	wg.Wait()
 	if latency != nil { // the completion and the counts run without it
-		if err := s.heal(latency); err != nil {
-			return unknownf("%v", err)
+		if err := s.Heal(latency); err != nil {
+			return check.Unknownf("%v", err)
 		}
 	}
 	s.Client.CloseIdle()
 	if nemesisErr != nil {
-		return unknownf("the nemesis failed: %v", nemesisErr)
+		return check.Unknownf("the nemesis failed: %v", nemesisErr)
 	}
 	if s.ctx.Err() != nil {
-		return unknownf("interrupted")
+		return check.Unknownf("interrupted")
 	}
-	deadline := time.Now().Add(s.Target.LockTimeout + crashMargin)
+	deadline := time.Now().Add(s.Target.LockTimeout + CrashMargin)
 	counts := map[string]check.Count{}
 	for _, lo := range cr.ops {
 		cr.complete(lo, deadline)
 	}
 	for _, lo := range cr.ops {
-		counts[lo.op.Key] = lo.op.countQuiet()
+		counts[lo.op.Key] = lo.op.CountQuiet()
 	}
-	s.notef("%d operations, %d kills, schedule seed %d", len(cr.ops), cr.kills, s.Settings.Seed)
-	s.figure(map[string]string{"kills": strconv.Itoa(cr.kills), "operations": strconv.Itoa(len(cr.ops))})
+	s.Notef("%d operations, %d kills, schedule seed %d", len(cr.ops), cr.kills, s.Settings.Seed)
+	s.Figure(map[string]string{"kills": strconv.Itoa(cr.kills), "operations": strconv.Itoa(len(cr.ops))})
 	return check.CrashUnderLoad(check.CrashLoad{
 		Attempts: s.History.After(from), Counts: counts, Events: s.History.Events(),
 		LockTimeout: s.Target.LockTimeout, Retention: s.Target.Retention, CheckedAt: time.Now(),
@@ -127,7 +128,7 @@ func (s *S) crashUnderLoad() check.Result {
 // worker runs operations until stopped: mostly fresh ones, sometimes a retry of an earlier
 // operation that has not been acknowledged yet.
 func (cr *crashRun) worker(w int) {
-	defs := cr.s.observed()
+	defs := cr.s.Observed()
 	for i := 0; !cr.stop.Load() && cr.s.ctx.Err() == nil; i++ {
 		lo := cr.pick(defs, w, i)
 		if lo == nil {
@@ -138,7 +139,7 @@ func (cr *crashRun) worker(w int) {
 		a := lo.op.DoCtx(ctx, Send{Instance: -1})
 		cancel()
 		cr.end(lo.op.Key)
-		if succeeded(a) {
+		if Succeeded(a) {
 			cr.mu.Lock()
 			lo.acked = true
 			cr.mu.Unlock()
@@ -207,7 +208,7 @@ func (cr *crashRun) nemesis() error {
 	s := cr.s
 	c := s.Faults.Cluster
 	for k := 1; k <= crashKills; k++ {
-		if !s.sleepUntil(time.Now().Add(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond)) {
+		if !s.SleepUntil(time.Now().Add(time.Duration(150+cr.rng.IntN(250)) * time.Millisecond)) {
 			return nil
 		}
 		var keys []string
@@ -220,22 +221,22 @@ func (cr *crashRun) nemesis() error {
 			return nil // no kill once the run is over: nothing would restart the process
 		}
 		kill := c.KillFault(cr.rng.IntN(c.Size()))
-		if err := s.inject(kill); err != nil {
+		if err := s.Inject(kill); err != nil {
 			return err
 		}
 		cr.kills++
-		s.notef("kill %d at %s with %d operations in flight: %s", k, time.Now().Format("15:04:05.000"), len(keys),
+		s.Notef("kill %d at %s with %d operations in flight: %s", k, time.Now().Format("15:04:05.000"), len(keys),
 			strings.Join(firstN(keys, 8), ", "))
 		if k == crashKills/2+1 {
 			if err := cr.storageReset(); err != nil {
 				return err
 			}
 		}
-		if err := s.heal(kill); err != nil {
+		if err := s.Heal(kill); err != nil {
 			return err
 		}
 	}
-	s.sleepUntil(time.Now().Add(300 * time.Millisecond))
+	s.SleepUntil(time.Now().Add(300 * time.Millisecond))
 	return nil
 }
 
@@ -246,11 +247,11 @@ func (cr *crashRun) storageReset() error {
 		return nil
 	}
 	f := st.Reset()
-	if err := cr.s.inject(f); err != nil {
+	if err := cr.s.Inject(f); err != nil {
 		return err
 	}
 	time.Sleep(100 * time.Millisecond)
-	return cr.s.heal(f)
+	return cr.s.Heal(f)
 }
 
 // complete retries an unacknowledged operation until it answers 2xx or the deadline passes (an
@@ -262,17 +263,17 @@ func (cr *crashRun) complete(lo *loadOp, deadline time.Time) {
 	cr.mu.Unlock()
 	for !acked && cr.s.ctx.Err() == nil {
 		a := lo.op.Do(Send{Instance: -1})
-		if succeeded(a) || time.Now().After(deadline) {
+		if Succeeded(a) || time.Now().After(deadline) {
 			return
 		}
-		cr.s.sleepUntil(time.Now().Add(100 * time.Millisecond))
+		cr.s.SleepUntil(time.Now().Add(100 * time.Millisecond))
 	}
 }
 
 // firstN returns the first n strings, and how many more there are.
 func firstN(s []string, n int) []string {
 	if len(s) > n {
-		return append(s[:n:n], sprintf("... and %d more", len(s)-n))
+		return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -43,19 +44,19 @@ acknowledged with no effect is a dropped event.`,
 		Labels:     []string{"fault:process"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			how := "at seeded moments just after each batch was sent"
 			if c.Hooks.CanSlow() {
-				how = sprintf("inside the window the slow hook widens to %d ms", deliverySlowMs)
+				how = fmt.Sprintf("inside the window the slow hook widens to %d ms", deliverySlowMs)
 			}
-			sp := p.spec(sprintf("%s: %d SIGKILLs of every instance while %d events are delivered, %s, each followed by a restart and redeliveries: each event takes effect once",
+			sp := p.Spec(fmt.Sprintf("%s: %d SIGKILLs of every instance while %d events are delivered, %s, each followed by a restart and redeliveries: each event takes effect once",
 				c.Name, deliveryKills, deliveryKills*deliveryKillBatch, how), func(s *S) check.Result { return s.crashUnderDelivery(c) })
 			sp.Skip = crashUnderDeliverySkip(e, c)
 			return sp
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // Shape of a crash-under-delivery spec.
@@ -94,8 +95,8 @@ func consumerCrashSkip(e *Env, c *targets.Consumer) string {
 		return "the target's store is not durable (lifecycle.durable is false): a killed consumer loses its claims and effects"
 	case c.LockTimeout <= 0:
 		return "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"
-	case c.LockTimeout+crashMargin > e.Settings.MaxWait:
-		return sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, crashMargin, e.Settings.MaxWait)
+	case c.LockTimeout+CrashMargin > e.Settings.MaxWait:
+		return fmt.Sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, CrashMargin, e.Settings.MaxWait)
 	}
 	return ""
 }
@@ -119,7 +120,7 @@ func (e *crashedEvent) acked() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, a := range e.sent {
-		if succeeded(a) {
+		if Succeeded(a) {
 			return true
 		}
 	}
@@ -132,7 +133,7 @@ func (e *crashedEvent) acked() bool {
 func (s *S) crashUnderDelivery(c *targets.Consumer) check.Result {
 	if c.IsQueue() {
 		if err := s.waitBrokerQuiet(c); err != nil {
-			return unknownf("%v", err)
+			return check.Unknownf("%v", err)
 		}
 	}
 	var slowMs int64
@@ -145,16 +146,16 @@ func (s *S) crashUnderDelivery(c *targets.Consumer) check.Result {
 	redelivered := 0
 	for range deliveryKills {
 		batch := s.sendBatch(c, slowMs)
-		s.sleepUntil(time.Now().Add(crashMoment(rng, slowMs)))
+		s.SleepUntil(time.Now().Add(crashMoment(rng, slowMs)))
 		kills := s.killAll()
 		if err := s.injectAll(kills); err != nil {
 			s.healLeft(kills...)
-			return unknownf("%v", err)
+			return check.Unknownf("%v", err)
 		}
 		lastKill = time.Now()
 		batch.wait()
 		if err := s.healAll(kills); err != nil {
-			return unknownf("cannot restart the consumer: %v", err)
+			return check.Unknownf("cannot restart the consumer: %v", err)
 		}
 		s.Client.CloseIdle() // connections to the killed processes are dead
 		all = append(all, batch.events...)
@@ -164,12 +165,12 @@ func (s *S) crashUnderDelivery(c *targets.Consumer) check.Result {
 			redelivered++
 		}
 		if s.ctx.Err() != nil {
-			return unknownf("interrupted after %d kills", len(all)/deliveryKillBatch)
+			return check.Unknownf("interrupted after %d kills", len(all)/deliveryKillBatch)
 		}
 	}
-	s.notef("every instance killed %d times while %d events were delivered (%d redelivered after a restart)", deliveryKills, len(all), redelivered)
-	s.figure(map[string]string{"kills": sprintf("%d", deliveryKills), "events": sprintf("%d", len(all)),
-		"redeliveries after a restart": sprintf("%d", redelivered)})
+	s.Notef("every instance killed %d times while %d events were delivered (%d redelivered after a restart)", deliveryKills, len(all), redelivered)
+	s.Figure(map[string]string{"kills": fmt.Sprintf("%d", deliveryKills), "events": fmt.Sprintf("%d", len(all)),
+		"redeliveries after a restart": fmt.Sprintf("%d", redelivered)})
 	return s.settleCrashed(c, all, lastKill)
 }
 
@@ -222,7 +223,7 @@ func (s *S) sendBatch(c *targets.Consumer, slowMs int64) *crashBatchRun {
 // acknowledged ones to redeliver: a 2xx on a webhook, an effect that shows on a broker. None
 // when the broker's duplicates window would drop the republication for too long.
 func (s *S) crashSample(c *targets.Consumer, earlier []*crashedEvent, rng *rand.Rand) []*crashedEvent {
-	if s.republishSkip(c) != "" {
+	if s.RepublishSkip(c) != "" {
 		return nil
 	}
 	var out []*crashedEvent
@@ -251,12 +252,12 @@ func (s *S) settleCrashed(c *targets.Consumer, all []*crashedEvent, lastKill tim
 		// A handling the last kill cut short holds its claim until the lock timeout: the broker's
 		// redeliveries are answered "in flight" until then, and only a redelivery after it can
 		// apply the event (once, or, from a consumer that lost track, twice).
-		s.sleepUntil(lastKill.Add(c.LockTimeout + time.Second))
+		s.SleepUntil(lastKill.Add(c.LockTimeout + time.Second))
 		held, empty, err := s.waitBrokerEmpty(c, brokerRedelivery)
 		if err != nil {
-			s.notef("%s: cannot ask the broker what it holds: %v", brokerTarget(c), err)
+			s.Notef("%s: cannot ask the broker what it holds: %v", BrokerTarget(c), err)
 		} else {
-			s.notef("%s at the end: %s", brokerTarget(c), held)
+			s.Notef("%s at the end: %s", BrokerTarget(c), held)
 		}
 		settled = empty
 		counts = s.settleWithin(evs, time.Second)

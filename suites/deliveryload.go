@@ -1,7 +1,9 @@
 package suites
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -33,20 +35,20 @@ On JetStream duplicates are published only past the broker's duplicates window, 
 		Needs:      []string{"consumers[].effects", "consumers[].state (for the final versions; optional)", "instances (all are used)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			rate, d := e.Settings.LoadRate, deliveryLoadDuration(e.Settings)
-			sp := p.spec(sprintf("%s: %d hits/s for %s with duplicates and reordering: one effect per event, the newest state, no 5xx left",
+			sp := p.Spec(fmt.Sprintf("%s: %d hits/s for %s with duplicates and reordering: one effect per event, the newest state, no 5xx left",
 				c.Name, rate, d), func(s *S) check.Result {
 				run := s.deliveryLoad(c, rate, d)
-				s.figure(run.figures())
+				s.Figure(run.figures())
 				return run.result.Judge(run.uncounted, run.countErr)
 			})
-			sp.Skip = e.republishSkip(c)
+			sp.Skip = e.RepublishSkip(c)
 			return sp
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // DefaultDeliveryLoadDuration bounds delivery-load's attack.
@@ -89,11 +91,11 @@ func (s *S) deliveryLoad(c *targets.Consumer, rate int, d time.Duration) *delive
 // deliveryAttack runs the Vegeta attack, every delivery recorded compactly.
 func (s *S) deliveryAttack(run *deliveryRun, rate int, d time.Duration) {
 	stop := s.History.Compact(history.CompactOptions{Full: func(a history.Attempt) bool {
-		return !succeeded(a) && !check.InFlight(a.Status)
+		return !Succeeded(a) && !check.InFlight(a.Status)
 	}})
 	defer stop()
 	hc := &http.Client{Transport: &deliveryTransport{plan: run.plan}}
-	run.attack = s.vegetaAttack(hc, run.plan.targeter(), rate, d, "retrysafe-delivery-load")
+	run.attack = s.VegetaAttack(hc, run.plan.targeter(), rate, d, "retrysafe-delivery-load")
 }
 
 // deliveryAwaitLimit bounds the wait for a queue consumer to apply a delivery load.
@@ -145,7 +147,7 @@ func (s *S) drainDeliveries(run *deliveryRun, from int64) int {
 	}
 	var pending []*Event
 	for _, ev := range events {
-		if a, ok := last[ev.ID]; ok && !succeeded(a) {
+		if a, ok := last[ev.ID]; ok && !Succeeded(a) {
 			pending = append(pending, ev)
 		}
 	}
@@ -153,10 +155,10 @@ func (s *S) drainDeliveries(run *deliveryRun, from int64) int {
 	s.forEachEvent(pending, func(ev *Event) {
 		for i := 0; time.Now().Before(deadline) && s.ctx.Err() == nil; i++ {
 			a := ev.Deliver(Delivery{Instance: i})
-			if succeeded(a) || a.Outcome == history.OK && a.Status < 500 && !check.InFlight(a.Status) && a.Status != http.StatusTooManyRequests {
+			if Succeeded(a) || a.Outcome == history.OK && a.Status < 500 && !check.InFlight(a.Status) && a.Status != http.StatusTooManyRequests {
 				return // acknowledged, or refused for good (the checker judges it)
 			}
-			s.sleepUntil(time.Now().Add(retryInterval))
+			s.SleepUntil(time.Now().Add(RetryInterval))
 		}
 	})
 	return len(pending)
@@ -182,9 +184,9 @@ func (s *S) awaitDeliveries(events []*Event) {
 			deadline = time.Now().Add(brokerSettle)
 		}
 		waiting = still
-		s.sleepUntil(time.Now().Add(100 * time.Millisecond))
+		s.SleepUntil(time.Now().Add(100 * time.Millisecond))
 	}
-	s.sleepUntil(time.Now().Add(duplicateGrace))
+	s.SleepUntil(time.Now().Add(duplicateGrace))
 }
 
 // countDeliveries counts every delivered event's effects and, with a state observer, every
@@ -215,16 +217,16 @@ func (s *S) countDeliveries(run *deliveryRun, events, heads []*Event) (effects, 
 func (r *deliveryRun) figures() map[string]string {
 	h := r.plan.hits()
 	f := map[string]string{
-		"hits":                  itoa(h[deliverFresh] + h[deliverPair] + h[deliverRetry] + h[deliverLate]),
-		"concurrent_duplicates": itoa(h[deliverPair]),
-		"sequential_duplicates": itoa(h[deliverRetry]),
-		"late_versions":         itoa(h[deliverLate]),
-		"attack":                fmtDuration(r.attack),
-		"redelivered_after":     itoa(r.drained),
+		"hits":                  strconv.Itoa(h[deliverFresh] + h[deliverPair] + h[deliverRetry] + h[deliverLate]),
+		"concurrent_duplicates": strconv.Itoa(h[deliverPair]),
+		"sequential_duplicates": strconv.Itoa(h[deliverRetry]),
+		"late_versions":         strconv.Itoa(h[deliverLate]),
+		"attack":                Millis(r.attack),
+		"redelivered_after":     strconv.Itoa(r.drained),
 	}
 	if res := r.result; res != nil {
-		f["deliveries"], f["events"], f["objects"] = itoa(res.Attempts), itoa(res.Events), itoa(res.Objects)
-		f["statuses"], f["unknown"] = res.StatusCounts(), itoa(res.Unknown)
+		f["deliveries"], f["events"], f["objects"] = strconv.Itoa(res.Attempts), strconv.Itoa(res.Events), strconv.Itoa(res.Objects)
+		f["statuses"], f["unknown"] = res.StatusCounts(), strconv.Itoa(res.Unknown)
 	}
 	return f
 }

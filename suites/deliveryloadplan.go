@@ -45,7 +45,7 @@ type deliveryPlan struct {
 	events []*Event // every event, in creation order
 	born   map[string]time.Time
 	late   []*Event
-	table  hitTable[deliveryItem]
+	table  HitTable[deliveryItem]
 	counts [4]int
 }
 
@@ -60,7 +60,7 @@ type deliveryItem struct {
 func newDeliveryPlan(s *S, c *targets.Consumer) *deliveryPlan {
 	p := &deliveryPlan{s: s, c: c, retry: s.Settings.LoadRetryFraction, pairs: true,
 		rng: rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xde11)), born: map[string]time.Time{}}
-	if w := s.brokerWindow(c); w > 0 {
+	if w := s.BrokerWindow(c); w > 0 {
 		p.spacing, p.pairs = w+100*time.Millisecond, false
 	}
 	return p
@@ -75,12 +75,12 @@ const queueHitURL = "http://broker.invalid/"
 func (p *deliveryPlan) targeter() vegeta.Targeter {
 	return func(t *vegeta.Target) error {
 		it := p.choose()
-		id := p.table.put(it)
+		id := p.table.Put(it)
 		t.Method, t.URL = http.MethodPost, queueHitURL
 		if !p.c.IsQueue() {
 			t.URL = p.s.Target.Instances[it.ins].URL.String()
 		}
-		t.Header = http.Header{loadItemHeader: {strconv.FormatUint(id, 10)}}
+		t.Header = http.Header{LoadItemHeader: {strconv.FormatUint(id, 10)}}
 		return nil
 	}
 }
@@ -192,7 +192,7 @@ func (t *deliveryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	it := t.plan.table.take(req.Header.Get(loadItemHeader))
+	it := t.plan.table.Take(req.Header.Get(LoadItemHeader))
 	if it == nil {
 		return nil, errors.New("retrysafe delivery-load: a hit without a plan item")
 	}
@@ -209,5 +209,5 @@ func (t *deliveryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if status == 0 { // a publication the broker confirmed
 		status = http.StatusOK
 	}
-	return hitResponse(req, status, http.Header{}, a.RespBody), nil
+	return HitResponse(req, status, http.Header{}, a.RespBody), nil
 }

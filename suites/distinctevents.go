@@ -22,9 +22,9 @@ MUST each take effect exactly once: a consumer deduplicates on the event id, nev
 		Needs:      []string{"consumers[].effects"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
-			return p.spec(c.Name+": two events with the same body and different ids both take effect", func(s *S) check.Result {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
+			return p.Spec(c.Name+": two events with the same body and different ids both take effect", func(s *S) check.Result {
 				first := s.NewEvent(c)
 				second := first.Twin()
 				a1 := first.Deliver(Delivery{Instance: 0})
@@ -33,5 +33,5 @@ MUST each take effect exactly once: a consumer deduplicates on the event id, nev
 			})
 		})
 	}
-	register(p)
+	Register(p)
 }

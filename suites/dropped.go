@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 )
 
@@ -21,40 +23,40 @@ key MUST get the replay of the original: exactly one record and one downstream e
 		Needs:   []string{"operations[].observer or downstream (to confirm the request was processed)", "toxiproxy (optional; embedded by default)"},
 		Labels:  []string{"fault:network"},
 		Covers:  "the first operation with an observer",
-		applies: func(e *Env) string {
-			if len(e.observed()) == 0 && e.Faults.Sink == nil {
+		Applies: func(e *Env) string {
+			if len(e.Observed()) == 0 && e.Faults.Sink == nil {
 				return "neither an observer nor a downstream binding can confirm that the target processed a request"
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
-		def := e.firstObserved()
-		return []*Spec{p.spec(sprintf("%s: a retry after the response was cut replays the original", def.Name), func(s *S) check.Result {
+	p.Specs = func(e *Env) []*Spec {
+		def := e.FirstObserved()
+		return []*Spec{p.Spec(fmt.Sprintf("%s: a retry after the response was cut replays the original", def.Name), func(s *S) check.Result {
 			op := s.NewOp(def)
 			proxy, via, err := s.Faults.ProxyFor(0)
 			if err != nil {
-				return unknownf("cannot put a fault proxy in front of the target: %v", err)
+				return check.Unknownf("cannot put a fault proxy in front of the target: %v", err)
 			}
 			cut := proxy.CutResponse(0)
-			if err := s.inject(cut); err != nil {
-				return unknownf("%v", err)
+			if err := s.Inject(cut); err != nil {
+				return check.Unknownf("%v", err)
 			}
 			lost := op.Do(Send{Via: via})
-			if err := s.heal(cut); err != nil {
-				return unknownf("%v", err)
+			if err := s.Heal(cut); err != nil {
+				return check.Unknownf("%v", err)
 			}
-			if succeeded(lost) || lost.Status != 0 {
-				return unknownf("the fault did not cut the response (attempt #%d got %d)", lost.Seq, lost.Status)
+			if Succeeded(lost) || lost.Status != 0 {
+				return check.Unknownf("the fault did not cut the response (attempt #%d got %d)", lost.Seq, lost.Status)
 			}
-			if !s.processed(op) {
-				return unknownf("the cut request was never processed (it may have been cut before it reached the target)")
+			if !s.Processed(op) {
+				return check.Unknownf("the cut request was never processed (it may have been cut before it reached the target)")
 			}
 			d := check.Dropped{Lost: lost, Retry: op.Do(Send{Instance: 0})}
 			d.Again = op.Do(Send{Instance: 1})
-			d.Records, d.Downstream = op.Count(), s.downstream(op)
+			d.Records, d.Downstream = op.Count(), s.Downstream(op)
 			return check.DroppedResponse(d, s.Target.Profile)
 		})}
 	}
-	register(p)
+	Register(p)
 }

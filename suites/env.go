@@ -117,7 +117,7 @@ type Env struct {
 	// a sink, a cluster and a storage proxy when the target file declares them.
 	Faults *Faults
 
-	observer *http.Client
+	Observer *http.Client
 	seq      atomic.Int64
 	rngMu    sync.Mutex
 	rng      *rand.Rand
@@ -148,7 +148,7 @@ func newEnv(t *targets.Target, s Settings) *Env {
 		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
-	e.observer = t.ObserverClient(s.AttemptTimeout, loadCountWorkers)
+	e.Observer = t.ObserverClient(s.AttemptTimeout, loadCountWorkers)
 	return e
 }
 
@@ -156,7 +156,7 @@ func newEnv(t *targets.Target, s Settings) *Env {
 func (e *Env) Close() {
 	e.close()
 	e.Client.CloseIdle()
-	e.observer.CloseIdleConnections()
+	e.Observer.CloseIdleConnections()
 }
 
 // intn returns a repeatable random number in [0, n).
@@ -166,8 +166,8 @@ func (e *Env) intn(n int) int {
 	return e.rng.IntN(n)
 }
 
-// next returns the next sequence number of the run.
-func (e *Env) next() int64 { return e.seq.Add(1) }
+// Next returns the next sequence number of the run.
+func (e *Env) Next() int64 { return e.seq.Add(1) }
 
 // defaultTenant is the tenant most specs act as (nil when the target declares none).
 func (e *Env) defaultTenant() *targets.Tenant {
@@ -177,9 +177,9 @@ func (e *Env) defaultTenant() *targets.Tenant {
 	return e.Target.Tenants[0]
 }
 
-// observed returns the operations that have an observer; properties that rest on counting
+// Observed returns the operations that have an observer; properties that rest on counting
 // use these.
-func (e *Env) observed() []*targets.Operation {
+func (e *Env) Observed() []*targets.Operation {
 	var ops []*targets.Operation
 	for _, op := range e.Target.Operations {
 		if op.Observer != nil {
@@ -188,3 +188,6 @@ func (e *Env) observed() []*targets.Operation {
 	}
 	return ops
 }
+
+// DefaultMaxFields bounds the fields the field-by-field mismatch spec changes per operation.
+const DefaultMaxFields = 32

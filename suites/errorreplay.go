@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -30,34 +31,34 @@ record and one downstream effect. The key MUST NOT stay in flight past the lock 
 		Needs:   []string{"downstream or hooks.fail_next", "profile.error_policy"},
 		Labels:  []string{"fault:downstream"},
 		Covers:  "the first operation",
-		applies: func(e *Env) string {
+		Applies: func(e *Env) string {
 			if e.Faults.Sink == nil && !e.Target.Hooks.CanFail() {
 				return "the target declares neither a downstream binding nor a fail_next hook: nothing can make an attempt fail"
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		def := e.Target.Operations[0]
-		return []*Spec{p.spec(sprintf("%s: after a failed attempt the retry follows the %s policy", def.Name, e.Target.Profile.ErrorPolicy),
+		return []*Spec{p.Spec(fmt.Sprintf("%s: after a failed attempt the retry follows the %s policy", def.Name, e.Target.Profile.ErrorPolicy),
 			func(s *S) check.Result {
 				op := s.NewOp(def)
 				first, err := s.failingAttempt(op)
 				if err != nil {
-					return unknownf("%v", err)
+					return check.Unknownf("%v", err)
 				}
 				r := check.ErrorRetries{First: first}
-				if succeeded(first) || first.Status < 500 {
+				if Succeeded(first) || first.Status < 500 {
 					return check.ErrorReplay(r, s.Target.Profile)
 				}
-				r.Retries = s.eventually(op, s.stuckAfter(), func(a history.Attempt) bool {
-					return !s.Target.Profile.AcceptsInFlightStatus(a.Status) || s.Target.Profile.ErrorPolicy == targets.ErrorRetry && succeeded(a)
+				r.Retries = s.Eventually(op, s.stuckAfter(), func(a history.Attempt) bool {
+					return !s.Target.Profile.AcceptsInFlightStatus(a.Status) || s.Target.Profile.ErrorPolicy == targets.ErrorRetry && Succeeded(a)
 				})
-				r.Records, r.Downstream = op.Count(), s.downstream(op)
+				r.Records, r.Downstream = op.Count(), s.Downstream(op)
 				return check.ErrorReplay(r, s.Target.Profile)
 			})}
 	}
-	register(p)
+	Register(p)
 }
 
 // defaultLockTimeout is how long a key may stay in flight after an error when the target
@@ -67,7 +68,7 @@ const defaultLockTimeout = 10 * time.Second
 // stuckAfter is how long a key may answer the in-flight status after an error.
 func (s *S) stuckAfter() time.Duration {
 	if lt := s.Target.LockTimeout; lt > 0 {
-		return lt + crashMargin
+		return lt + CrashMargin
 	}
 	return defaultLockTimeout
 }
@@ -77,16 +78,16 @@ func (s *S) stuckAfter() time.Duration {
 func (s *S) failingAttempt(op *Op) (history.Attempt, error) {
 	if s.Faults.Sink != nil {
 		fail := s.Faults.Sink.FailFault(1, 503)
-		if err := s.inject(fail); err != nil {
+		if err := s.Inject(fail); err != nil {
 			return history.Attempt{}, err
 		}
 		a := op.Do(Send{Instance: 0})
-		return a, s.heal(fail)
+		return a, s.Heal(fail)
 	}
-	hook := s.Faults.FailNextHook(0, op.Tenant, op.vars())
-	if err := s.inject(hook); err != nil {
+	hook := s.Faults.FailNextHook(0, op.Tenant, op.Vars())
+	if err := s.Inject(hook); err != nil {
 		return history.Attempt{}, err
 	}
 	a := op.Do(Send{Instance: 0})
-	return a, s.heal(hook)
+	return a, s.Heal(hook)
 }

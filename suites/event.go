@@ -36,14 +36,14 @@ type Event struct {
 // NewEvent returns a fresh event (a new id) about a fresh object, at version 1.
 func (s *S) NewEvent(c *targets.Consumer) *Event {
 	ev := s.newEvent(c)
-	s.noteKey(ev.ID)
+	s.NoteKey(ev.ID)
 	return ev
 }
 
 // newEvent is NewEvent without a note in the spec's evidence (for loads of hundreds).
 func (s *S) newEvent(c *targets.Consumer) *Event {
-	n := s.next()
-	return &Event{s: s, C: c, ID: s.eventID(n), Ref: s.ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
+	n := s.Next()
+	return &Event{s: s, C: c, ID: s.eventID(n), Ref: s.Ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
 		Version: 1, Time: time.Now().UTC()}
 }
 
@@ -52,10 +52,10 @@ func (e *Env) eventID(n int64) string { return fmt.Sprintf("evt_%s_%04d", e.Sett
 
 // Next returns the object's next event: a new id, the version after ev's.
 func (ev *Event) Next() *Event {
-	n := ev.s.next()
+	n := ev.s.Next()
 	next := *ev
 	next.ID, next.Version, next.Time = ev.s.eventID(n), ev.Version+1, ev.Time.Add(time.Second)
-	ev.s.noteKey(next.ID)
+	ev.s.NoteKey(next.ID)
 	return &next
 }
 
@@ -63,8 +63,8 @@ func (ev *Event) Next() *Event {
 // two events, not one delivered twice.
 func (ev *Event) Twin() *Event {
 	twin := *ev
-	twin.ID = ev.s.eventID(ev.s.next())
-	ev.s.noteKey(twin.ID)
+	twin.ID = ev.s.eventID(ev.s.Next())
+	ev.s.NoteKey(twin.ID)
 	return &twin
 }
 
@@ -143,7 +143,7 @@ func (ev *Event) Deliver(d Delivery) history.Attempt {
 // request builds a webhook delivery.
 func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Request, httpclient.Meta, error) {
 	s, c := ev.s, ev.C
-	ins := s.instance(d.Instance)
+	ins := s.Instance(d.Instance)
 	if d.Via != nil {
 		ins = d.Via
 	}
@@ -158,7 +158,7 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 	for name, v := range slow {
 		req.Header.Set(name, v)
 	}
-	signer := s.Faults.kit(c).signer
+	signer := s.Faults.Signer(c)
 	sent := body
 	var hdr http.Header
 	switch d.Signature {
@@ -181,7 +181,7 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 		req.Header[name] = vals
 	}
 	if d.Signature == SignTampered {
-		setBody(req, sent)
+		SetBody(req, sent)
 	}
 	return req, httpclient.Meta{Op: c.Name, Key: ev.ID, Instance: ins.URL.Host, Note: d.note()}, nil
 }
@@ -226,11 +226,10 @@ func (ev *Event) slowHeaders(d Delivery) (map[string]string, error) {
 // the event id when the event id travels in it; otherwise a new one per publication, so that
 // the broker's own deduplication (JetStream's duplicates window) never drops a redelivery.
 func (ev *Event) publish(ctx context.Context, d Delivery, body []byte) history.Attempt {
-	k := ev.s.Faults.kit(ev.C)
 	m := broker.Message{ID: ev.ID, Body: body}
 	a := history.Attempt{Op: ev.C.Name, Key: ev.ID, Method: "PUBLISH", URL: ev.C.Destination(), ReqBody: body, Start: time.Now(), Note: d.note()}
 	if ev.C.Event.ID.In != targets.IDInTransport {
-		m.ID = fmt.Sprintf("%s-pub%d", ev.ID, ev.s.next())
+		m.ID = fmt.Sprintf("%s-pub%d", ev.ID, ev.s.Next())
 	}
 	headers, err := ev.C.MessageHeaders(ev.vars())
 	if err == nil {
@@ -248,7 +247,7 @@ func (ev *Event) publish(ctx context.Context, d Delivery, body []byte) history.A
 			a.ReqHeader.Set(name, v)
 		}
 	}
-	rc, err := k.publisher.Publish(ctx, m)
+	rc, err := ev.s.Faults.Publisher(ev.C).Publish(ctx, m)
 	a.End = time.Now()
 	switch {
 	case err == nil:
@@ -278,7 +277,7 @@ func (ev *Event) Effects() check.Count {
 	c := check.Count{Op: ev.C.Name, Ref: ev.ID, Key: ev.ID, Taken: true}
 	name := fmt.Sprintf("effects(%s, event %s)", ev.C.Name, ev.ID)
 	if c.N, c.Err = ev.observeNoted(ev.C.Effects, "effects", name); c.Err != "" {
-		ev.s.notef("%s: %s", name, c.Err)
+		ev.s.Notef("%s: %s", name, c.Err)
 	}
 	return c
 }
@@ -302,16 +301,16 @@ func (ev *Event) observeNoted(obs *targets.Observer, what, name string) (int, st
 	if err != nil {
 		return n, ev.s.History.Redactor().String(err.Error())
 	}
-	ev.s.noteCount(name, n)
+	ev.s.NoteCount(name, n)
 	return n, ""
 }
 
 // observe asks a consumer's observer (what: "effects", "state") about the event, without a note
 // in the evidence (a load asks about hundreds).
 func (ev *Event) observe(obs *targets.Observer, what string) (int, error) {
-	ctx, cancel := ev.s.attemptCtx(2)
+	ctx, cancel := ev.s.AttemptCtx(2)
 	defer cancel()
-	return ev.s.Target.Observe(ctx, obs, ev.vars(), ev.s.observer, "consumer "+ev.C.Name+" "+what)
+	return ev.s.Target.Observe(ctx, obs, ev.vars(), ev.s.Observer, "consumer "+ev.C.Name+" "+what)
 }
 
 // waitEffects polls the event's effects until there are at least want or d passed, and returns
@@ -323,7 +322,7 @@ func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
 		if c.Err == "" && c.N >= want || time.Now().After(deadline) || ev.s.ctx.Err() != nil {
 			return c
 		}
-		ev.s.sleepUntil(time.Now().Add(50 * time.Millisecond))
+		ev.s.SleepUntil(time.Now().Add(50 * time.Millisecond))
 	}
 }
 
@@ -354,7 +353,7 @@ func (s *S) settleWithin(evs []*Event, d time.Duration) []check.Count {
 	for i, ev := range evs {
 		counts[i] = ev.waitEffects(1, time.Until(deadline))
 	}
-	s.sleepUntil(time.Now().Add(duplicateGrace))
+	s.SleepUntil(time.Now().Add(duplicateGrace))
 	for i, ev := range evs {
 		if counts[i].Err == "" && counts[i].N > 0 {
 			counts[i] = ev.Effects()
@@ -369,7 +368,7 @@ func (s *S) settleWithin(evs []*Event, d time.Duration) []check.Count {
 // declares none.
 func consumerLockWait(c *targets.Consumer) time.Duration {
 	if c.LockTimeout > 0 {
-		return c.LockTimeout + crashMargin
+		return c.LockTimeout + CrashMargin
 	}
 	return defaultConsumerLockWait
 }
@@ -392,12 +391,12 @@ func (ev *Event) redeliver(d time.Duration, from int) check.Eventually {
 		out.Attempts = append(out.Attempts, a)
 		switch {
 		case a.Outcome != history.OK: // the consumer may be restarting: keep trying
-		case succeeded(a):
+		case Succeeded(a):
 			return out
 		case !check.InFlight(a.Status) && a.Status != http.StatusTooManyRequests:
 			return out
 		}
-		if time.Now().After(deadline) || !s.sleepUntil(time.Now().Add(retryInterval)) {
+		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(RetryInterval)) {
 			return out
 		}
 	}

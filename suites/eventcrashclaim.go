@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -27,7 +29,7 @@ margin and the event MUST take effect exactly once (acknowledged with no effect 
 			"consumers[].lock_timeout", "consumers[].effects"},
 		Labels:     []string{"fault:process", "fault:downstream"},
 		Transports: []targets.Transport{targets.TransportWebhook},
-		applies: func(e *Env) string {
+		Applies: func(e *Env) string {
 			switch {
 			case e.Faults.Cluster == nil:
 				return "the target declares no lifecycle: the harness cannot kill and restart the consumer"
@@ -39,53 +41,53 @@ margin and the event MUST take effect exactly once (acknowledged with no effect 
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			text := c.Name + ": after a SIGKILL between claim and effect and a restart, the redelivered event takes effect once"
 			switch {
 			case c.LockTimeout <= 0:
 				return &Spec{Property: p, Text: text, Skip: "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"}
-			case c.LockTimeout+crashMargin > e.Settings.MaxWait:
-				return &Spec{Property: p, Text: text, Skip: sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v",
-					c.LockTimeout, crashMargin, e.Settings.MaxWait)}
+			case c.LockTimeout+CrashMargin > e.Settings.MaxWait:
+				return &Spec{Property: p, Text: text, Skip: fmt.Sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v",
+					c.LockTimeout, CrashMargin, e.Settings.MaxWait)}
 			}
-			return p.spec(text, func(s *S) check.Result { return s.eventCrashAfterClaim(s.NewEvent(c)) })
+			return p.Spec(text, func(s *S) check.Result { return s.eventCrashAfterClaim(s.NewEvent(c)) })
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // eventCrashAfterClaim holds the event's downstream call, kills the consumer instance that
 // holds it, restarts it, and redelivers until the event is acknowledged.
 func (s *S) eventCrashAfterClaim(ev *Event) check.Result {
 	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(hold); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	defer s.heal(hold)
+	defer s.Heal(hold)
 	firstDone := make(chan history.Attempt, 1)
 	go func() { firstDone <- ev.Deliver(Delivery{Instance: 0}) }()
-	if err := s.waitHeld(1); err != nil {
-		s.heal(hold) // the delivery then ends on its own
+	if err := s.WaitHeld(1); err != nil {
+		s.Heal(hold) // the delivery then ends on its own
 		<-firstDone
-		return unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
+		return check.Unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
 	}
 	kill := s.Faults.Cluster.KillFault(0)
-	if err := s.inject(kill); err != nil {
-		s.heal(hold)
+	if err := s.Inject(kill); err != nil {
+		s.Heal(hold)
 		<-firstDone
-		return unknownf("%v", err)
+		return check.Unknownf("%v", err)
 	}
 	first := <-firstDone
 	if s.ctx.Err() != nil {
-		return unknownf("interrupted before the restart")
+		return check.Unknownf("interrupted before the restart")
 	}
-	if err := s.heal(kill); err != nil {
-		return unknownf("cannot restart the consumer: %v", err)
+	if err := s.Heal(kill); err != nil {
+		return check.Unknownf("cannot restart the consumer: %v", err)
 	}
 	s.Client.CloseIdle() // connections to the killed process are dead
-	if err := s.heal(hold); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(hold); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	again := ev.redeliver(consumerLockWait(ev.C), 0)
 	return check.EventCrashAfterClaim(first, again, ev.Effects())

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -27,18 +28,18 @@ declared status, one record).`,
 		Needs:   []string{"retention", "profile.expired"},
 		Labels:  []string{"wait:retention"},
 		Covers:  "the first operation with an observer (waiting out a retention once is enough)",
-		applies: func(e *Env) string {
+		Applies: func(e *Env) string {
 			if e.Target.Retention <= 0 {
 				return "the target declares no retention"
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
-		def := e.firstObserved()
+	p.Specs = func(e *Env) []*Spec {
+		def := e.FirstObserved()
 		return []*Spec{expiryWithinSpec(p, e, def), expiryAfterSpec(p, e, def)}
 	}
-	register(p)
+	Register(p)
 }
 
 // expiryMargin is how long after the retention the expired retry is sent.
@@ -72,13 +73,13 @@ func withinDelays(e *Env) []time.Duration {
 
 func expiryWithinSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 	delays := withinDelays(e)
-	return p.spec(sprintf("%s: retries %v after the first send, within the retention (%v), replay",
+	return p.Spec(fmt.Sprintf("%s: retries %v after the first send, within the retention (%v), replay",
 		def.Name, delays, e.Target.Retention), func(s *S) check.Result {
 		op := s.NewOp(def)
 		first := op.Do(Send{Instance: 0})
 		var retries []check.Retry
 		for i, d := range delays {
-			if !succeeded(first) || !s.sleepUntil(first.Start.Add(d)) {
+			if !Succeeded(first) || !s.SleepUntil(first.Start.Add(d)) {
 				break
 			}
 			a := op.Do(Send{Instance: i + 1})
@@ -90,15 +91,15 @@ func expiryWithinSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 
 func expiryAfterSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 	r := e.Target.Retention
-	text := sprintf("%s: a retry %v after the first send is %s", def.Name, r+expiryMargin(r), e.Target.Profile.Expired)
+	text := fmt.Sprintf("%s: a retry %v after the first send is %s", def.Name, r+expiryMargin(r), e.Target.Profile.Expired)
 	if !expiryReached(e) {
-		return &Spec{Property: p, Text: text, Skip: sprintf("not reached: the declared retention %v plus a margin is longer than --max-wait %v",
+		return &Spec{Property: p, Text: text, Skip: fmt.Sprintf("not reached: the declared retention %v plus a margin is longer than --max-wait %v",
 			r, e.Settings.MaxWait)}
 	}
-	return p.spec(text, func(s *S) check.Result {
+	return p.Spec(text, func(s *S) check.Result {
 		op := s.NewOp(def)
 		first := op.Do(Send{Instance: 0})
-		if !succeeded(first) || !s.sleepUntil(first.Start.Add(r+expiryMargin(r))) {
+		if !Succeeded(first) || !s.SleepUntil(first.Start.Add(r+expiryMargin(r))) {
 			return check.ExpiryAfter(first, check.Retry{}, r, s.Target.Profile)
 		}
 		late := op.Do(Send{Instance: 1})

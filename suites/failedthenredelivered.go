@@ -31,16 +31,16 @@ and the event MUST take effect exactly once: a failed attempt never marks the ev
 			"downstream (the consumer calls the harness's sink for its effect) or consumers[].hooks.fail_next (a consumer that calls nothing of the harness's)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			switch {
 			case e.Faults.Sink != nil:
-				sp := p.spec(c.Name+": an event whose first attempt failed downstream (the sink answered 503) takes effect once when redelivered",
+				sp := p.Spec(c.Name+": an event whose first attempt failed downstream (the sink answered 503) takes effect once when redelivered",
 					func(s *S) check.Result { return s.failedThenRedelivered(c, s.failDownstream) })
 				sp.Extra = append(sp.Extra, "fault:downstream")
 				return sp
 			case c.Hooks.CanFail():
-				sp := p.spec(c.Name+": an event whose first handling the fail_next hook failed takes effect once when redelivered",
+				sp := p.Spec(c.Name+": an event whose first handling the fail_next hook failed takes effect once when redelivered",
 					func(s *S) check.Result { return s.failedThenRedelivered(c, s.failByHook) })
 				sp.Extra = append(sp.Extra, "fault:hook")
 				return sp
@@ -49,7 +49,7 @@ and the event MUST take effect exactly once: a failed attempt never marks the ev
 				Skip: "the target declares no downstream and the consumer no hooks.fail_next: nothing can make its handling fail"}
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // failure makes the first attempt at an event fail: it arms the failure, delivers the event
@@ -65,7 +65,7 @@ func (s *S) failedThenRedelivered(c *targets.Consumer, fail failure) check.Resul
 		return r
 	}
 	var again check.Eventually
-	if !c.IsQueue() && !succeeded(first) && (f.Hooked || f.Calls > 0) {
+	if !c.IsQueue() && !Succeeded(first) && (f.Hooked || f.Calls > 0) {
 		again = ev.redeliver(consumerLockWait(c), 1)
 	}
 	return check.FailedThenRedelivered(first, f, again, s.settle(ev))
@@ -75,13 +75,13 @@ func (s *S) failedThenRedelivered(c *targets.Consumer, fail failure) check.Resul
 func (s *S) failDownstream(ev *Event) (history.Attempt, check.Failure, check.Result, bool) {
 	fail := s.Faults.Sink.FailFault(1, http.StatusServiceUnavailable)
 	before := len(s.Faults.Sink.Calls())
-	if err := s.inject(fail); err != nil {
-		return history.Attempt{}, check.Failure{}, unknownf("%v", err), false
+	if err := s.Inject(fail); err != nil {
+		return history.Attempt{}, check.Failure{}, check.Unknownf("%v", err), false
 	}
 	first := ev.Deliver(Delivery{Instance: 0})
 	failed := s.waitFailedCalls(ev, before, brokerSettle)
-	if err := s.heal(fail); err != nil {
-		return first, check.Failure{}, unknownf("%v", err), false
+	if err := s.Heal(fail); err != nil {
+		return first, check.Failure{}, check.Unknownf("%v", err), false
 	}
 	return first, check.Failure{Calls: failed}, check.Result{}, true
 }
@@ -90,8 +90,8 @@ func (s *S) failDownstream(ev *Event) (history.Attempt, check.Failure, check.Res
 // handling fails on whichever handles it), then delivers it.
 func (s *S) failByHook(ev *Event) (history.Attempt, check.Failure, check.Result, bool) {
 	for i := range s.Target.Instances {
-		if err := s.inject(s.Faults.ConsumerFailNext(ev.C, i, ev.vars())); err != nil {
-			return history.Attempt{}, check.Failure{}, unknownf("%v", err), false
+		if err := s.Inject(s.Faults.ConsumerFailNext(ev.C, i, ev.vars())); err != nil {
+			return history.Attempt{}, check.Failure{}, check.Unknownf("%v", err), false
 		}
 	}
 	return ev.Deliver(Delivery{Instance: 0}), check.Failure{Hooked: true}, check.Result{}, true
@@ -110,9 +110,9 @@ func (s *S) waitFailedCalls(ev *Event, before int, d time.Duration) int {
 			}
 		}
 		if n > 0 || ev.C.Transport == targets.TransportWebhook || time.Now().After(deadline) || s.ctx.Err() != nil {
-			s.notef("downstream: %d calls failed with 503 while event %s was delivered", n, ev.ID)
+			s.Notef("downstream: %d calls failed with 503 while event %s was delivered", n, ev.ID)
 			return n
 		}
-		s.sleepUntil(time.Now().Add(20 * time.Millisecond))
+		s.SleepUntil(time.Now().Add(20 * time.Millisecond))
 	}
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/retrysafe/retrysafe/suites/check"
 	"sync"
 	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/targets"

@@ -1,10 +1,13 @@
 package suites
 
 import (
-	"github.com/retrysafe/retrysafe/suites/check"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
 )
 
 // raceStats collects the arrival spreads of every burst of a run.
@@ -13,16 +16,16 @@ type raceStats struct {
 	spreads []time.Duration
 }
 
-// noteSpread records the arrival spread of one burst.
-func (e *Env) noteSpread(d time.Duration) {
+// NoteSpread records the arrival spread of one burst.
+func (e *Env) NoteSpread(d time.Duration) {
 	e.race.mu.Lock()
 	defer e.race.mu.Unlock()
 	e.race.spreads = append(e.race.spreads, d)
 }
 
-// raceFigures are the race property's figures: the mode and the arrival spread (median and
+// RaceFigures are the race property's figures: the mode and the arrival spread (median and
 // 90th percentile over every burst of the run so far).
-func (e *Env) raceFigures() map[string]string {
+func (e *Env) RaceFigures() map[string]string {
 	e.race.mu.Lock()
 	spreads := slices.Clone(e.race.spreads)
 	e.race.mu.Unlock()
@@ -32,13 +35,13 @@ func (e *Env) raceFigures() map[string]string {
 		return f
 	}
 	slices.Sort(spreads)
-	f["arrival_spread_p50"] = fmtDuration(check.Percentile(spreads, 50))
-	f["arrival_spread_p90"] = fmtDuration(check.Percentile(spreads, 90))
-	f["arrival_spread_bursts"] = itoa(len(spreads))
+	f["arrival_spread_p50"] = Millis(check.Percentile(spreads, 50))
+	f["arrival_spread_p90"] = Millis(check.Percentile(spreads, 90))
+	f["arrival_spread_bursts"] = strconv.Itoa(len(spreads))
 	return f
 }
 
-// fmtDuration renders a duration in milliseconds with three decimals, e.g. "0.412ms".
-func fmtDuration(d time.Duration) string {
-	return sprintf("%.3fms", float64(d)/float64(time.Millisecond))
+// Millis renders a duration in milliseconds with three decimals, e.g. "0.412ms".
+func Millis(d time.Duration) string {
+	return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond))
 }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,7 +113,7 @@ func evidenceText(ev *reports.Evidence) string {
 		b.WriteString("\n" + ev.Message)
 	}
 	for name, n := range ev.Counts {
-		b.WriteString("\n" + name + " = " + itoa(n))
+		b.WriteString("\n" + name + " = " + strconv.Itoa(n))
 	}
 	for _, a := range ev.Attempts {
 		b.WriteString("\n" + a)

@@ -8,17 +8,17 @@ import (
 	"sync"
 )
 
-// hitTable holds the items of a Vegeta plan (load, delivery-load) between the targeter, which
+// HitTable holds the items of a Vegeta plan (load, delivery-load) between the targeter, which
 // decides what a hit sends and tags its request with the item's id, and the transport, which
 // takes the item back by that id. Safe for concurrent use; the zero value is empty.
-type hitTable[T any] struct {
+type HitTable[T any] struct {
 	mu    sync.Mutex
 	last  uint64
 	items map[uint64]*T
 }
 
-// put stores an item and returns its id.
-func (h *hitTable[T]) put(it *T) uint64 {
+// Put stores an item and returns its id.
+func (h *HitTable[T]) Put(it *T) uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.items == nil {
@@ -29,8 +29,8 @@ func (h *hitTable[T]) put(it *T) uint64 {
 	return h.last
 }
 
-// take removes and returns the item of a hit's id (nil when unknown).
-func (h *hitTable[T]) take(id string) *T {
+// Take removes and returns the item of a hit's id (nil when unknown).
+func (h *HitTable[T]) Take(id string) *T {
 	n, err := strconv.ParseUint(id, 10, 64)
 	if err != nil {
 		return nil
@@ -42,9 +42,9 @@ func (h *hitTable[T]) take(id string) *T {
 	return it
 }
 
-// hitResponse is the answer a plan's transport hands Vegeta for the attempt the harness sent
+// HitResponse is the answer a plan's transport hands Vegeta for the attempt the harness sent
 // for a hit (Vegeta times and counts it).
-func hitResponse(req *http.Request, status int, hdr http.Header, body []byte) *http.Response {
+func HitResponse(req *http.Request, status int, hdr http.Header, body []byte) *http.Response {
 	return &http.Response{Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: hdr, Body: io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)), Request: req}

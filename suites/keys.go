@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -27,16 +28,16 @@ quoted and bare forms of one key MUST be the same key.`,
 		Needs:   []string{"profile.missing_key_status", "profile.empty_key_status", "profile.max_key_length", "profile.key_forms"},
 		Covers:  "the first operation with an observer (keys are handled the same on every operation)",
 	}
-	p.specs = func(e *Env) []*Spec { return keysSpecs(p, e) }
-	register(p)
+	p.Specs = func(e *Env) []*Spec { return keysSpecs(p, e) }
+	Register(p)
 }
 
 func keysSpecs(p *Property, e *Env) []*Spec {
 	pr := e.Target.Profile
-	def := e.firstObserved()
+	def := e.FirstObserved()
 	var out []*Spec
 	rejected := func(text string, want targets.StatusSet, what string, send func(op *Op) *Op, mode targets.KeyMode) {
-		out = append(out, p.spec(text, func(s *S) check.Result {
+		out = append(out, p.Spec(text, func(s *S) check.Result {
 			op := s.NewOp(def)
 			a := send(op).Do(Send{Key: mode})
 			return check.KeyRejected(a, op.Count(), want, what, s.Target.Profile)
@@ -44,22 +45,22 @@ func keysSpecs(p *Property, e *Env) []*Spec {
 	}
 	same := func(op *Op) *Op { return op }
 	if pr.RequiresKey() {
-		rejected(sprintf("%s: a request without a key gets %s and leaves no record", def.Name, pr.MissingKeyStatus),
+		rejected(fmt.Sprintf("%s: a request without a key gets %s and leaves no record", def.Name, pr.MissingKeyStatus),
 			pr.MissingKeyStatus, "a request without a key", same, targets.KeyMode{Omit: true})
 	}
 	empty := ""
-	rejected(sprintf("%s: an empty key gets %s", def.Name, pr.EmptyKeyStatus), pr.EmptyKeyStatus, "an empty key", same,
+	rejected(fmt.Sprintf("%s: an empty key gets %s", def.Name, pr.EmptyKeyStatus), pr.EmptyKeyStatus, "an empty key", same,
 		targets.KeyMode{Raw: &empty})
 	if pr.MaxKeyLength > 0 {
 		n := pr.MaxKeyLength
-		rejected(sprintf("%s: a key of %d characters gets %s and leaves no record", def.Name, n+1, pr.LongKeyStatus),
-			pr.LongKeyStatus, sprintf("a key of %d characters", n+1),
+		rejected(fmt.Sprintf("%s: a key of %d characters gets %s and leaves no record", def.Name, n+1, pr.LongKeyStatus),
+			pr.LongKeyStatus, fmt.Sprintf("a key of %d characters", n+1),
 			func(op *Op) *Op { return op.WithKey(padKey(op.Key, n+1, 'x')) }, targets.KeyMode{})
-		text := sprintf("%s: two keys of %d characters that differ only in the last one are two operations", def.Name, n)
+		text := fmt.Sprintf("%s: two keys of %d characters that differ only in the last one are two operations", def.Name, n)
 		if f := def.Key.Format; f.Fixed() {
-			out = append(out, &Spec{Property: p, Text: text, Skip: sprintf("key.format %s gives keys of a fixed shape: a key padded to the limit would not be one", f)})
+			out = append(out, &Spec{Property: p, Text: text, Skip: fmt.Sprintf("key.format %s gives keys of a fixed shape: a key padded to the limit would not be one", f)})
 		} else {
-			out = append(out, p.spec(text, func(s *S) check.Result {
+			out = append(out, p.Spec(text, func(s *S) check.Result {
 				op := s.NewOp(def)
 				a := op.WithKey(padKey(op.Key, n-1, 'x') + "a")
 				b := op.WithKey(padKey(op.Key, n-1, 'x') + "b")
@@ -72,7 +73,7 @@ func keysSpecs(p *Property, e *Env) []*Spec {
 	}
 	forms := def.KeyForms()
 	for _, form := range forms {
-		out = append(out, p.spec(sprintf("%s: the %s key form is accepted and replayed", def.Name, form), func(s *S) check.Result {
+		out = append(out, p.Spec(fmt.Sprintf("%s: the %s key form is accepted and replayed", def.Name, form), func(s *S) check.Result {
 			op := s.NewOp(def)
 			first := op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: form}})
 			again := op.Do(Send{Instance: 1, Key: targets.KeyMode{Form: form}})
@@ -80,7 +81,7 @@ func keysSpecs(p *Property, e *Env) []*Spec {
 		}))
 	}
 	if len(forms) > 1 {
-		out = append(out, p.spec(sprintf("%s: the %s and %s forms of one key are the same key", def.Name, forms[0], forms[1]),
+		out = append(out, p.Spec(fmt.Sprintf("%s: the %s and %s forms of one key are the same key", def.Name, forms[0], forms[1]),
 			func(s *S) check.Result {
 				op := s.NewOp(def)
 				first := op.Do(Send{Instance: 0, Key: targets.KeyMode{Form: forms[0]}})

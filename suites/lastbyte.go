@@ -63,7 +63,7 @@ type rawConn struct {
 // byte written before the release.
 func (s *S) lastByteBurst(op *Op, k int) []history.Attempt {
 	e := s.Env
-	ctx, cancel := s.attemptCtx(3)
+	ctx, cancel := s.AttemptCtx(3)
 	defer cancel()
 	rcs := make([]*rawConn, k)
 	for i := range rcs {

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -27,32 +28,32 @@ longer).`,
 		Labels:     []string{"wait:retention"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			r := c.DedupeRetention
 			if r <= 0 {
 				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again",
 					Skip: "the consumer declares no dedupe_retention"}
 			}
-			if skip := e.republishSkip(c); skip != "" {
+			if skip := e.RepublishSkip(c); skip != "" {
 				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again", Skip: skip}
 			}
-			delays := lateDelays(r, e.Settings.MaxWait, e.brokerWindow(c))
+			delays := lateDelays(r, e.Settings.MaxWait, e.BrokerWindow(c))
 			if len(delays) == 0 {
 				return &Spec{Property: p, Text: c.Name + ": redeliveries within the dedupe retention take no effect again",
-					Skip: sprintf("the dedupe retention %v is too short to redeliver within it", r)}
+					Skip: fmt.Sprintf("the dedupe retention %v is too short to redeliver within it", r)}
 			}
-			text := sprintf("%s: redeliveries %v after the first delivery, within the dedupe retention (%v), take no effect again", c.Name, delays, r)
+			text := fmt.Sprintf("%s: redeliveries %v after the first delivery, within the dedupe retention (%v), take no effect again", c.Name, delays, r)
 			if r > e.Settings.MaxWait {
-				text += sprintf(" (checked from below: the retention is longer than --max-wait %v)", e.Settings.MaxWait)
+				text += fmt.Sprintf(" (checked from below: the retention is longer than --max-wait %v)", e.Settings.MaxWait)
 			}
-			return p.spec(text, func(s *S) check.Result {
+			return p.Spec(text, func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				first := ev.Deliver(Delivery{Instance: 0})
 				firstEffects := s.settle(ev)
 				var late []check.LateDelivery
 				for i, d := range delays {
-					if !s.sleepUntil(first.Start.Add(d)) {
+					if !s.SleepUntil(first.Start.Add(d)) {
 						break
 					}
 					a := ev.Deliver(Delivery{Instance: i + 1})
@@ -62,7 +63,7 @@ longer).`,
 			})
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // lateDelays are the delays after the first delivery at which late-redelivery redelivers: four

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/retrysafe/retrysafe/reports"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/reports"
 
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
@@ -41,7 +42,7 @@ func refEnv(t *testing.T, m reference.Mutant, n int, s Settings) *S {
 		}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			for name := range r.Header {
-				if strings.HasPrefix(name, "X-Vegeta") || name == loadItemHeader {
+				if strings.HasPrefix(name, "X-Vegeta") || name == LoadItemHeader {
 					internal.CompareAndSwap(nil, name)
 				}
 			}

@@ -13,10 +13,10 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// loadItemHeader carries a hit's plan item from the targeter to the transport, on Vegeta's
+// LoadItemHeader carries a hit's plan item from the targeter to the transport, on Vegeta's
 // request; the transport sends the item's own request instead, so neither this header nor
 // Vegeta's X-Vegeta-* headers reach the target.
-const loadItemHeader = "X-Retrysafe-Load-Item"
+const LoadItemHeader = "X-Retrysafe-Load-Item"
 
 // LoadRetryWindow is how many of the latest operations a sequential retry picks from.
 const LoadRetryWindow = 256
@@ -39,7 +39,7 @@ type loadPlan struct {
 	rng    *rand.Rand
 	ops    []*Op
 	born   []time.Time // when each of ops was first sent
-	table  hitTable[loadItem]
+	table  HitTable[loadItem]
 	counts [3]int // hits by kind
 }
 
@@ -83,11 +83,11 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 				return fmt.Errorf("load: %w", err)
 			}
 		}
-		id := p.table.put(it)
+		id := p.table.Put(it)
 		// Vegeta paces, counts and times the hit; what goes over the wire is the item's
 		// request, sent by the transport. Vegeta's own request only carries the item's id.
 		t.Method, t.URL = req.Method, req.URL.String()
-		t.Header = http.Header{loadItemHeader: {strconv.FormatUint(id, 10)}}
+		t.Header = http.Header{LoadItemHeader: {strconv.FormatUint(id, 10)}}
 		return nil
 	}
 }
@@ -96,7 +96,7 @@ func (p *loadPlan) targeter() vegeta.Targeter {
 // bytes it carries, and its labels for the history.
 func (p *loadPlan) render(op *Op, ins int) (*http.Request, []byte, httpclient.Meta, error) {
 	in := &p.s.Target.Instances[ins]
-	req, body, err := op.Def.Build(targets.BuildInput{Context: p.s.ctx, Instance: in, Tenant: op.Tenant, Vars: op.vars()})
+	req, body, err := op.Def.Build(targets.BuildInput{Context: p.s.ctx, Instance: in, Tenant: op.Tenant, Vars: op.Vars()})
 	if err != nil {
 		return nil, nil, httpclient.Meta{}, err
 	}
@@ -137,9 +137,9 @@ func (p *loadPlan) choose() (kind int, op *Op, ins, twinIns int) {
 // NewOp it does not add the key to the spec's evidence: a load run has thousands.
 func (p *loadPlan) newOp() *Op {
 	e := p.s
-	n := e.next()
+	n := e.Next()
 	def := e.Target.Operations[p.rng.IntN(len(e.Target.Operations))]
-	op := &Op{s: p.s, Def: def, Key: e.keyFor(def, n), Ref: e.ref(n)}
+	op := &Op{s: p.s, Def: def, Key: e.KeyFor(def, n), Ref: e.Ref(n)}
 	if ts := e.Target.Tenants; len(ts) > 0 {
 		op.Tenant = ts[p.rng.IntN(len(ts))]
 	}

@@ -28,32 +28,32 @@ be acknowledged and the event MUST take effect exactly once.`,
 		Labels:     []string{"fault:network"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			if c.IsQueue() {
 				text := c.Name + ": the broker link cut while the downstream holds the effect, then healed: the broker's redelivery takes no effect again"
 				if e.Faults.Sink == nil {
 					text = c.Name + ": the broker link silenced before the acknowledgement, then cut and healed: the broker's redelivery takes no effect again"
 				}
-				sp := p.spec(text, func(s *S) check.Result { return s.lostAckBroker(c) })
+				sp := p.Spec(text, func(s *S) check.Result { return s.lostAckBroker(c) })
 				if e.Faults.Sink != nil {
 					sp.Extra = append(sp.Extra, "fault:downstream")
 				}
 				return sp
 			}
-			return p.spec(c.Name+": a redelivery after the 2xx was cut by Toxiproxy takes no effect again", func(s *S) check.Result {
+			return p.Spec(c.Name+": a redelivery after the 2xx was cut by Toxiproxy takes no effect again", func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				proxy, via, err := s.Faults.ProxyFor(0)
 				if err != nil {
-					return unknownf("cannot put a fault proxy in front of the consumer: %v", err)
+					return check.Unknownf("cannot put a fault proxy in front of the consumer: %v", err)
 				}
 				cut := proxy.CutResponse(0)
-				if err := s.inject(cut); err != nil {
-					return unknownf("%v", err)
+				if err := s.Inject(cut); err != nil {
+					return check.Unknownf("%v", err)
 				}
 				lost := ev.Deliver(Delivery{Via: via})
-				if err := s.heal(cut); err != nil {
-					return unknownf("%v", err)
+				if err := s.Heal(cut); err != nil {
+					return check.Unknownf("%v", err)
 				}
 				processed := ev.waitEffects(1, lostAckProcessWait)
 				again := ev.redeliver(consumerLockWait(c), 0)
@@ -61,7 +61,7 @@ be acknowledged and the event MUST take effect exactly once.`,
 			})
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // lostAckProcessWait is how long lost-ack waits for the consumer to show the effect of the

@@ -44,16 +44,16 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 	ev, f, hold := h.ev, h.f, h.hold
 	cut := s.cutBrokerLink(c)
 	defer s.healLeft(cut)
-	if err := s.inject(cut); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(cut); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	if err := s.heal(hold); err != nil { // the effect commits; its ack goes to a dead link
-		return unknownf("%v", err)
+	if err := s.Heal(hold); err != nil { // the effect commits; its ack goes to a dead link
+		return check.Unknownf("%v", err)
 	}
 	f.Events[0].Before = ev.waitEffects(1, brokerSettle)
 	s.recordHeld(c, &f, "with the link cut, after the effect")
-	if err := s.heal(cut); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(cut); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", brokerRedelivery)
 	f.Events[0].After = s.settle(ev)
@@ -67,11 +67,11 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 // consumer reconnects and the broker redelivers.
 func (s *S) lostAckSilenced(c *targets.Consumer) check.Result {
 	if err := s.waitBrokerQuiet(c); err != nil {
-		return unknownf("%v", err)
+		return check.Unknownf("%v", err)
 	}
 	silence := s.Faults.BrokerLink(c).Timeout(0, faults.Upstream)
-	if err := s.inject(silence); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(silence); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	defer s.healLeft(silence)
 	ev := s.NewEvent(c)
@@ -82,15 +82,15 @@ func (s *S) lostAckSilenced(c *targets.Consumer) check.Result {
 	f.Events[0].Before = ev.waitEffects(1, ackHoldWait) // its ack, on the silenced link, is lost
 	cut := s.cutBrokerLink(c)
 	defer s.healLeft(cut)
-	if err := s.inject(cut); err != nil {
-		return unknownf("%v", err)
+	if err := s.Inject(cut); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	s.recordHeld(c, &f, "with the link cut, after the effect")
-	if err := s.heal(silence); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(silence); err != nil {
+		return check.Unknownf("%v", err)
 	}
-	if err := s.heal(cut); err != nil {
-		return unknownf("%v", err)
+	if err := s.Heal(cut); err != nil {
+		return check.Unknownf("%v", err)
 	}
 	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", brokerRedelivery)
 	f.Events[0].After = s.settle(ev)

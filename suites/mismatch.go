@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -26,7 +28,7 @@ body on a second operation MUST be an independent request with its own record.`,
 		Needs:   []string{"operations[].body (JSON or form) or operations[].variant_body", "two operations (for the scope check)"},
 		Covers:  "the scope spec covers the first two operations; the others cover each operation",
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		var out []*Spec
 		for _, def := range e.Target.Operations {
 			if def.HasVariant() {
@@ -40,15 +42,15 @@ body on a second operation MUST be an independent request with its own record.`,
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }
 
 func variantSpec(p *Property, e *Env, def *targets.Operation) *Spec {
-	return p.spec(sprintf("%s: the same key with the variant payload gets %s and leaves the original untouched",
+	return p.Spec(fmt.Sprintf("%s: the same key with the variant payload gets %s and leaves the original untouched",
 		def.Name, e.Target.Profile.MismatchStatus), func(s *S) check.Result {
 		op := s.NewOp(def)
 		first := op.Do(Send{Instance: 0})
-		if !succeeded(first) {
+		if !Succeeded(first) {
 			return check.Mismatch(first, first, first, check.Count{}, s.Target.Profile)
 		}
 		variant := op.Do(Send{Instance: 1, Variant: true})
@@ -58,7 +60,7 @@ func variantSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 }
 
 func reformatSpec(p *Property, def *targets.Operation) *Spec {
-	return p.spec(sprintf("%s: the same payload with reordered fields and other white space is a replay, not a mismatch", def.Name),
+	return p.Spec(fmt.Sprintf("%s: the same payload with reordered fields and other white space is a replay, not a mismatch", def.Name),
 		func(s *S) check.Result {
 			op := s.NewOp(def)
 			first := op.Do(Send{Instance: 0})
@@ -68,7 +70,7 @@ func reformatSpec(p *Property, def *targets.Operation) *Spec {
 }
 
 func scopeSpec(p *Property, a, b *targets.Operation) *Spec {
-	return p.spec(sprintf("the same key and body on %s and on %s are two independent requests", a.Name, b.Name),
+	return p.Spec(fmt.Sprintf("the same key and body on %s and on %s are two independent requests", a.Name, b.Name),
 		func(s *S) check.Result {
 			opA := s.NewOp(a)
 			opB := opA.Again(b)

@@ -1,13 +1,11 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/history"
 )
-
-// DefaultMaxFields bounds the fields the field-by-field mismatch spec changes per operation.
-const DefaultMaxFields = 32
 
 // mismatchFieldsSpec is the mismatch property's field-by-field spec of one operation: the same
 // key sent once per field of the body (JSON or form) and per query parameter, that field
@@ -15,12 +13,12 @@ const DefaultMaxFields = 32
 // a request that differs in that field; a variant_body that happens not to change that field
 // cannot see it.
 func mismatchFieldsSpec(p *Property, e *Env, def *targets.Operation) []*Spec {
-	return []*Spec{p.spec(sprintf("%s: the same key with any one field of the body or query changed is rejected", def.Name),
+	return []*Spec{p.Spec(fmt.Sprintf("%s: the same key with any one field of the body or query changed is rejected", def.Name),
 		func(s *S) check.Result {
 			op := s.NewOp(def)
-			req, body, err := def.Build(targets.BuildInput{Context: s.ctx, Instance: s.instance(0), Tenant: op.Tenant, Vars: op.vars()})
+			req, body, err := def.Build(targets.BuildInput{Context: s.ctx, Instance: s.Instance(0), Tenant: op.Tenant, Vars: op.Vars()})
 			if err != nil {
-				return unknownf("cannot render %s: %v", def.Name, err)
+				return check.Unknownf("cannot render %s: %v", def.Name, err)
 			}
 			variants, more, err := def.FieldVariants(body, req.URL.RawQuery, s.Settings.MaxFields)
 			switch {
@@ -29,10 +27,10 @@ func mismatchFieldsSpec(p *Property, e *Env, def *targets.Operation) []*Spec {
 			case len(variants) == 0:
 				return check.Skipf("the request of %s has no field to change (no body fields, no query parameters)", def.Name)
 			case more:
-				s.notef("the first %d fields of %s were changed (--max-fields); the others were not tried", len(variants), def.Name)
+				s.Notef("the first %d fields of %s were changed (--max-fields); the others were not tried", len(variants), def.Name)
 			}
 			first := op.Do(Send{Instance: 0})
-			if !succeeded(first) {
+			if !Succeeded(first) {
 				return check.MismatchFields(first, nil, first, check.Count{}, s.Target.Profile)
 			}
 			var tried []check.FieldVariant
@@ -40,24 +38,9 @@ func mismatchFieldsSpec(p *Property, e *Env, def *targets.Operation) []*Spec {
 				if s.ctx.Err() != nil {
 					break
 				}
-				tried = append(tried, check.FieldVariant{Field: v.Field, Attempt: op.sendVariant(v, i+1)})
+				tried = append(tried, check.FieldVariant{Field: v.Field, Attempt: op.SendVariant(v, i+1)})
 			}
 			again := op.Do(Send{Instance: 0})
 			return check.MismatchFields(first, tried, again, op.Count(), s.Target.Profile)
 		})}
-}
-
-// sendVariant sends the operation with one field changed.
-func (o *Op) sendVariant(v targets.FieldVariant, instance int) history.Attempt {
-	ctx, cancel := o.s.attemptCtx(1)
-	defer cancel()
-	req, meta, err := o.Build(ctx, Send{Instance: instance, Body: v.Body})
-	if err != nil {
-		return o.s.History.Add(history.Attempt{Op: o.Def.Name, Key: o.Key, Outcome: history.Failed, Err: "build request: " + err.Error()})
-	}
-	if v.RawQuery != "" {
-		req.URL.RawQuery = v.RawQuery
-	}
-	meta.Note = "field " + v.Field + " changed"
-	return o.s.Client.Do(ctx, req, meta)
 }

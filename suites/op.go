@@ -27,23 +27,23 @@ type Op struct {
 
 // NewOp starts a fresh operation of def as the default tenant.
 func (s *S) NewOp(def *targets.Operation) *Op {
-	n := s.next()
+	n := s.Next()
 	op := &Op{
 		s:      s,
 		Def:    def,
-		Key:    s.keyFor(def, n),
-		Ref:    s.ref(n),
+		Key:    s.KeyFor(def, n),
+		Ref:    s.Ref(n),
 		Tenant: s.defaultTenant(),
 	}
-	s.noteKey(op.Key)
+	s.NoteKey(op.Key)
 	return op
 }
 
-// ref returns the run's n-th {{.Ref}}.
-func (e *Env) ref(n int64) string { return fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n) }
+// Ref returns the run's n-th {{.Ref}}.
+func (e *Env) Ref(n int64) string { return fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n) }
 
-// keyFor returns the run's n-th idempotency key in the format of def's keys (key.format).
-func (e *Env) keyFor(def *targets.Operation, n int64) string {
+// KeyFor returns the run's n-th idempotency key in the format of def's keys (key.format).
+func (e *Env) KeyFor(def *targets.Operation, n int64) string {
 	return def.Key.Format.Make(e.Settings.KeyPrefix, n)
 }
 
@@ -66,7 +66,7 @@ func (o *Op) As(t *targets.Tenant) *Op {
 func (o *Op) WithKey(key string) *Op {
 	c := *o
 	c.Key = key
-	o.s.noteKey(key)
+	o.s.NoteKey(key)
 	return &c
 }
 
@@ -90,7 +90,7 @@ type Send struct {
 	SlowMs int64
 }
 
-func (o *Op) vars() targets.Vars {
+func (o *Op) Vars() targets.Vars {
 	tenant := ""
 	if o.Tenant != nil {
 		tenant = o.Tenant.Name
@@ -100,7 +100,7 @@ func (o *Op) vars() targets.Vars {
 
 // Do sends one attempt, bounded by the attempt timeout, and returns it as recorded.
 func (o *Op) Do(s Send) history.Attempt {
-	ctx, cancel := o.s.attemptCtx(1)
+	ctx, cancel := o.s.AttemptCtx(1)
 	defer cancel()
 	return o.DoCtx(ctx, s)
 }
@@ -118,7 +118,7 @@ func (o *Op) DoCtx(ctx context.Context, s Send) history.Attempt {
 
 // Build renders the attempt's request without sending it.
 func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta, error) {
-	ins := o.s.instance(s.Instance)
+	ins := o.s.Instance(s.Instance)
 	if s.Via != nil {
 		ins = s.Via
 	}
@@ -127,7 +127,7 @@ func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta,
 		tenant = o.badTenant(s.Auth)
 	}
 	req, body, err := o.Def.Build(targets.BuildInput{
-		Context: ctx, Instance: ins, Tenant: tenant, Vars: o.vars(), Variant: s.Variant, Key: s.Key, Body: s.Body,
+		Context: ctx, Instance: ins, Tenant: tenant, Vars: o.Vars(), Variant: s.Variant, Key: s.Key, Body: s.Body,
 		SlowMs: s.SlowMs, Slow: o.slowHook(),
 	})
 	if err != nil {
@@ -137,7 +137,7 @@ func (o *Op) Build(ctx context.Context, s Send) (*http.Request, httpclient.Meta,
 		if body, err = targets.Reformat(body, o.Def.BodyFormat); err != nil {
 			return nil, httpclient.Meta{}, err
 		}
-		setBody(req, body)
+		SetBody(req, body)
 	}
 	name := ""
 	if tenant != nil {
@@ -164,26 +164,26 @@ func (o *Op) badTenant(auth string) *targets.Tenant {
 // Count counts the business records of this operation's ref for its tenant and notes the
 // count in the spec's evidence. An operation without an observer gives a count not taken.
 func (o *Op) Count() check.Count {
-	c := o.countQuiet()
+	c := o.CountQuiet()
 	if !c.Taken {
 		return c
 	}
 	name := fmt.Sprintf("records(%s, tenant %s, ref %s)", o.Def.Name, c.Tenant, o.Ref)
 	if c.Err != "" {
-		o.s.notef("%s: %s", name, c.Err)
+		o.s.Notef("%s: %s", name, c.Err)
 	} else {
-		o.s.noteCount(name, c.N)
+		o.s.NoteCount(name, c.N)
 	}
 	return c
 }
 
-// countQuiet is Count without a note in the evidence (for runs that count hundreds).
-func (o *Op) countQuiet() check.Count {
+// CountQuiet is Count without a note in the evidence (for runs that count hundreds).
+func (o *Op) CountQuiet() check.Count {
 	c := check.Count{Op: o.Def.Name, Tenant: tenantName(o.Tenant), Ref: o.Ref, Key: o.Key}
 	if o.Def.Observer == nil {
 		return c
 	}
-	ctx, cancel := o.s.attemptCtx(2)
+	ctx, cancel := o.s.AttemptCtx(2)
 	defer cancel()
 	n, err := o.countCtx(ctx)
 	c.Taken, c.N = true, n
@@ -195,7 +195,7 @@ func (o *Op) countQuiet() check.Count {
 
 // countCtx asks the observer; its error is redacted.
 func (o *Op) countCtx(ctx context.Context) (int, error) {
-	n, err := o.s.Target.CountRecords(ctx, o.Def, o.Tenant, o.vars(), o.s.observer)
+	n, err := o.s.Target.CountRecords(ctx, o.Def, o.Tenant, o.Vars(), o.s.Observer)
 	if err != nil {
 		// An observer's error quotes what it answered, which may echo the credentials it was sent.
 		err = errors.New(o.s.History.Redactor().String(err.Error()))
@@ -203,8 +203,8 @@ func (o *Op) countCtx(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// instance picks an instance: i modulo their number, or a random one for i < 0.
-func (e *Env) instance(i int) *targets.Instance {
+// Instance picks an instance: i modulo their number, or a random one for i < 0.
+func (e *Env) Instance(i int) *targets.Instance {
 	n := len(e.Target.Instances)
 	if i < 0 {
 		i = e.intn(n)
@@ -212,8 +212,8 @@ func (e *Env) instance(i int) *targets.Instance {
 	return &e.Target.Instances[i%n]
 }
 
-// setBody replaces a request's body with one the transport cannot re-send by itself.
-func setBody(req *http.Request, body []byte) {
+// SetBody replaces a request's body with one the transport cannot re-send by itself.
+func SetBody(req *http.Request, body []byte) {
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.GetBody = nil

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -30,17 +31,17 @@ newer one), and MUST apply each event at most once (the newest exactly once).`,
 		Needs:      []string{"consumers[].state (the version stored for an object)", "consumers[].effects"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
-	p.specs = func(e *Env) []*Spec {
-		return p.consumerSpecs(e, func(c *targets.Consumer) *Spec {
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
 			n := outOfOrderVersions
-			text := sprintf("%s: versions 1..%d of one object delivered newest first, then shuffled, leave version %d", c.Name, n, n)
+			text := fmt.Sprintf("%s: versions 1..%d of one object delivered newest first, then shuffled, leave version %d", c.Name, n, n)
 			if c.State == nil {
 				return &Spec{Property: p, Text: text, Skip: "the consumer declares no state observer (consumers[].state): the stored version cannot be read"}
 			}
-			return p.spec(text, func(s *S) check.Result { return s.outOfOrder(c, n) })
+			return p.Spec(text, func(s *S) check.Result { return s.outOfOrder(c, n) })
 		})
 	}
-	register(p)
+	Register(p)
 }
 
 // outOfOrderVersions is how many versions of one object out-of-order delivers.
@@ -82,5 +83,5 @@ func (s *S) awaitVersions(evs []*Event) {
 	for _, ev := range evs {
 		ev.waitEffects(1, time.Until(deadline))
 	}
-	s.sleepUntil(time.Now().Add(duplicateGrace))
+	s.SleepUntil(time.Now().Add(duplicateGrace))
 }

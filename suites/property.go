@@ -28,10 +28,10 @@ type Property struct {
 	// Transports are the consumer transports a consumer property checks (webhook, amqp,
 	// nats); empty for an API property.
 	Transports []targets.Transport
-	// applies says why the property does not apply to a target ("" = it applies).
-	applies func(*Env) string
-	// specs returns the property's specs for a target.
-	specs func(*Env) []*Spec
+	// Applies says why the property does not apply to a target ("" = it applies).
+	Applies func(*Env) string
+	// Specs returns the property's specs for a target.
+	Specs func(*Env) []*Spec
 }
 
 // Spec is one check of a property against one target: a text and a body that drives the target
@@ -58,8 +58,8 @@ func (sp *Spec) FullText() string { return sp.Property.Name + " " + sp.Text }
 // Labels are the spec's labels: its property's, then its own.
 func (sp *Spec) Labels() []string { return append(sp.Property.AllLabels(), sp.Extra...) }
 
-// spec returns a spec of property p.
-func (p *Property) spec(text string, body func(*S) check.Result) *Spec {
+// Spec returns a spec of property p.
+func (p *Property) Spec(text string, body func(*S) check.Result) *Spec {
 	return &Spec{Property: p, Text: text, body: body}
 }
 
@@ -74,8 +74,8 @@ var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", 
 // properties is the registry, in run order.
 var properties []*Property
 
-// register adds a property (called from the init function of its file).
-func register(p *Property) {
+// Register adds a property (called from the init function of its file).
+func Register(p *Property) {
 	properties = append(properties, p)
 	rank := func(name string) int {
 		for i, n := range order {
@@ -100,10 +100,10 @@ func (p *Property) AllLabels() []string {
 
 // NotApplicable says why the property does not apply to the environment's target, or "".
 func (p *Property) NotApplicable(e *Env) string {
-	if p.applies == nil {
+	if p.Applies == nil {
 		return ""
 	}
-	return p.applies(e)
+	return p.Applies(e)
 }
 
 // MustText is the property's MUST statement on one line.
@@ -126,7 +126,7 @@ func (e *Env) Specs() []*Spec {
 			out = append(out, &Spec{Property: p, Text: NotApplicableText, Skip: reason})
 			continue
 		}
-		out = append(out, p.specs(e)...)
+		out = append(out, p.Specs(e)...)
 	}
 	for i, sp := range out {
 		sp.Index = i
@@ -155,14 +155,14 @@ func (p *Property) targetSkip(e *Env) string {
 		}
 		return ""
 	}
-	if len(e.consumers(p.Transports...)) == 0 {
+	if len(e.Consumers(p.Transports...)) == 0 {
 		return "the target declares no consumer on " + p.TransportList()
 	}
 	return ""
 }
 
-// consumers returns the target's consumers on any of the transports.
-func (e *Env) consumers(ts ...targets.Transport) []*targets.Consumer {
+// Consumers returns the target's consumers on any of the transports.
+func (e *Env) Consumers(ts ...targets.Transport) []*targets.Consumer {
 	var out []*targets.Consumer
 	for _, c := range e.Target.Consumers {
 		if slices.Contains(ts, c.Transport) {
@@ -172,10 +172,10 @@ func (e *Env) consumers(ts ...targets.Transport) []*targets.Consumer {
 	return out
 }
 
-// consumerSpecs returns one spec per consumer the property checks, each labelled consumer:TRANSPORT.
-func (p *Property) consumerSpecs(e *Env, spec func(c *targets.Consumer) *Spec) []*Spec {
+// ConsumerSpecs returns one spec per consumer the property checks, each labelled consumer:TRANSPORT.
+func (p *Property) ConsumerSpecs(e *Env, spec func(c *targets.Consumer) *Spec) []*Spec {
 	var out []*Spec
-	for _, c := range e.consumers(p.Transports...) {
+	for _, c := range e.Consumers(p.Transports...) {
 		sp := spec(c)
 		sp.Extra = append(sp.Extra, "consumer:"+string(c.Transport))
 		out = append(out, sp)

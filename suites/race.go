@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -28,34 +30,34 @@ replay, or the profile's in-flight status, never a 5xx; a retry after the burst 
 		Catches: []string{"race", "loser-500", "two memory-store instances"},
 		Needs:   []string{"operations", "operations[].observer (for the record count)", "instances (all are used)"},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		st := e.Settings
 		var out []*Spec
 		for _, def := range e.Target.Operations {
-			out = append(out, p.spec(sprintf("%s: %d rounds of %d same-key requests released together execute once per round",
+			out = append(out, p.Spec(fmt.Sprintf("%s: %d rounds of %d same-key requests released together execute once per round",
 				def.Name, st.RaceRounds, st.RaceK), func(s *S) check.Result {
 				var res check.Result
 				for round := 1; round <= st.RaceRounds && s.ctx.Err() == nil; round++ {
 					res.Merge(s.raceRound(s.NewOp(def)))
 				}
-				s.figure(s.raceFigures())
+				s.Figure(s.RaceFigures())
 				return res
 			}))
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }
 
 // raceRound fires one burst, retries once after it and counts the records.
 func (s *S) raceRound(op *Op) check.Result {
 	atts := s.Burst(op, s.Settings.RaceK)
 	if d, err := ArrivalSpread(atts); err == nil {
-		s.noteSpread(d)
+		s.NoteSpread(d)
 	}
 	var retry history.Attempt
 	for _, a := range atts {
-		if succeeded(a) {
+		if Succeeded(a) {
 			retry = op.Do(Send{Instance: -1})
 			break
 		}

@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -22,17 +24,17 @@ every replay, and leave exactly one business record.`,
 		Catches: []string{"replay-reexecutes", "lost-write"},
 		Needs:   []string{"operations", "operations[].observer (for the record count)"},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		var out []*Spec
 		for _, def := range e.Target.Operations {
 			n := e.Settings.ReplayN
-			out = append(out, p.spec(sprintf("%s: %d sequential sends of one request replay the first answer and leave one record",
+			out = append(out, p.Spec(fmt.Sprintf("%s: %d sequential sends of one request replay the first answer and leave one record",
 				def.Name, n), func(s *S) check.Result {
 				op := s.NewOp(def)
 				atts := make([]history.Attempt, 0, n)
 				for i := range n {
 					atts = append(atts, op.Do(Send{Instance: i}))
-					if !succeeded(atts[0]) {
+					if !Succeeded(atts[0]) {
 						break // nothing to replay
 					}
 				}
@@ -41,5 +43,5 @@ every replay, and leave exactly one business record.`,
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }

@@ -16,8 +16,8 @@ import (
 // target to process or hold an operation, retrying a key to completion, and the default
 // operation a property acts on.
 
-// needsCrash says why the process-fault properties do not apply, or "".
-func needsCrash(e *Env) string {
+// NeedsCrash says why the process-fault properties do not apply, or "".
+func NeedsCrash(e *Env) string {
 	switch {
 	case e.Faults.Cluster == nil:
 		return "the target declares no lifecycle: the harness cannot kill and restart it"
@@ -25,41 +25,41 @@ func needsCrash(e *Env) string {
 		return "the target's store is not durable (lifecycle.durable is false): a killed process loses its keys"
 	case e.Target.LockTimeout <= 0:
 		return "the target declares no lock_timeout"
-	case e.Target.LockTimeout+crashMargin > e.Settings.MaxWait:
-		return sprintf("the lock timeout %v plus %v is longer than --max-wait %v", e.Target.LockTimeout, crashMargin, e.Settings.MaxWait)
+	case e.Target.LockTimeout+CrashMargin > e.Settings.MaxWait:
+		return fmt.Sprintf("the lock timeout %v plus %v is longer than --max-wait %v", e.Target.LockTimeout, CrashMargin, e.Settings.MaxWait)
 	}
 	return ""
 }
 
-// crashMargin is how long past the lock timeout a stuck key is waited for.
-const crashMargin = 3 * time.Second
+// CrashMargin is how long past the lock timeout a stuck key is waited for.
+const CrashMargin = 3 * time.Second
 
 // nemesisTimeout bounds one inject or heal (a restart waits for readiness on its own bound).
 const nemesisTimeout = time.Minute
 
-// inject injects a fault through the nemesis; the error says why it could not be (the spec's
+// Inject injects a fault through the nemesis; the error says why it could not be (the spec's
 // verdict is then unknown).
-func (s *S) inject(f faults.Fault) error {
+func (s *S) Inject(f faults.Fault) error {
 	ctx, cancel := context.WithTimeout(s.ctx, nemesisTimeout)
 	defer cancel()
 	return s.Faults.Nemesis.Inject(ctx, f)
 }
 
-// heal heals a fault through the nemesis. It runs even when the spec was cancelled, so that
+// Heal heals a fault through the nemesis. It runs even when the spec was cancelled, so that
 // nothing the spec injected outlives it.
-func (s *S) heal(f faults.Fault) error {
+func (s *S) Heal(f faults.Fault) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), nemesisTimeout)
 	defer cancel()
 	return s.Faults.Nemesis.Heal(ctx, f)
 }
 
-// processed waits until the observer or the sink shows that the target processed an
+// Processed waits until the observer or the sink shows that the target processed an
 // operation: a record, or a downstream call (which a target that lost its write still made).
-func (s *S) processed(op *Op) bool {
+func (s *S) Processed(op *Op) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) && s.ctx.Err() == nil {
 		if op.Def.Observer != nil {
-			ctx, cancel := s.attemptCtx(1)
+			ctx, cancel := s.AttemptCtx(1)
 			n, err := op.countCtx(ctx)
 			cancel()
 			if err == nil && n > 0 {
@@ -69,26 +69,26 @@ func (s *S) processed(op *Op) bool {
 		if d := s.Faults.downstream(op.Ref); d.Calls > 0 {
 			return true
 		}
-		s.sleepUntil(time.Now().Add(50 * time.Millisecond))
+		s.SleepUntil(time.Now().Add(50 * time.Millisecond))
 	}
 	return false
 }
 
-// waitHeld waits until the sink holds n calls.
-func (s *S) waitHeld(n int) error {
-	ctx, cancel := s.attemptCtx(1)
+// WaitHeld waits until the sink holds n calls.
+func (s *S) WaitHeld(n int) error {
+	ctx, cancel := s.AttemptCtx(1)
 	defer cancel()
 	_, err := s.Faults.Sink.WaitHeld(ctx, n)
 	return err
 }
 
-// retryInterval is the pause between two retries of a key waiting to complete.
-const retryInterval = 200 * time.Millisecond
+// RetryInterval is the pause between two retries of a key waiting to complete.
+const RetryInterval = 200 * time.Millisecond
 
-// eventually retries an operation until done reports an answer final, for at most d; it stops
+// Eventually retries an operation until done reports an answer final, for at most d; it stops
 // early at an answer that is neither final nor the in-flight status (or 429), which the checker
 // judges. The checker reads a key still in flight at the end as stuck.
-func (s *S) eventually(op *Op, d time.Duration, done func(history.Attempt) bool) check.Eventually {
+func (s *S) Eventually(op *Op, d time.Duration, done func(history.Attempt) bool) check.Eventually {
 	ev := check.Eventually{Within: d}
 	deadline := time.Now().Add(d)
 	for s.ctx.Err() == nil {
@@ -101,41 +101,32 @@ func (s *S) eventually(op *Op, d time.Duration, done func(history.Attempt) bool)
 		case !s.Target.Profile.AcceptsInFlightStatus(a.Status) && a.Status != http.StatusTooManyRequests:
 			return ev
 		}
-		if time.Now().After(deadline) || !s.sleepUntil(time.Now().Add(retryInterval)) {
+		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(RetryInterval)) {
 			return ev
 		}
 	}
 	return ev
 }
 
-// succeeded reports a 2xx answer.
-func succeeded(a history.Attempt) bool {
+// Succeeded reports a 2xx answer.
+func Succeeded(a history.Attempt) bool {
 	return a.Outcome == history.OK && a.Status >= 200 && a.Status < 300
 }
 
-// downstream returns what the sink saw of an operation, and notes it in the evidence.
-func (s *S) downstream(op *Op) check.Downstream {
+// Downstream returns what the sink saw of an operation, and notes it in the evidence.
+func (s *S) Downstream(op *Op) check.Downstream {
 	d := s.Faults.downstream(op.Ref)
 	if d.Taken {
-		s.notef("downstream: %d calls for ref %s, %d effects, downstream keys %v", d.Calls, op.Ref, d.Effects, d.Keys)
+		s.Notef("downstream: %d calls for ref %s, %d effects, downstream keys %v", d.Calls, op.Ref, d.Effects, d.Keys)
 	}
 	return d
 }
 
-// firstObserved is the operation a single-operation property acts on: the first with an
+// FirstObserved is the operation a single-operation property acts on: the first with an
 // observer, else the first declared.
-func (e *Env) firstObserved() *targets.Operation {
-	if obs := e.observed(); len(obs) > 0 {
+func (e *Env) FirstObserved() *targets.Operation {
+	if obs := e.Observed(); len(obs) > 0 {
 		return obs[0]
 	}
 	return e.Target.Operations[0]
 }
-
-// unknownf returns an unknown result (shorthand for spec bodies).
-func unknownf(format string, args ...any) check.Result { return check.Unknownf(format, args...) }
-
-// sprintf is fmt.Sprintf.
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
-// sprintfErr is fmt.Errorf without wrapping.
-func sprintfErr(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/webhook"
@@ -31,9 +33,9 @@ same event from taking effect; a correctly signed delivery MUST be accepted (2xx
 		Needs:      []string{"consumers[].signing", "consumers[].effects"},
 		Transports: []targets.Transport{targets.TransportWebhook},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		var out []*Spec
-		for _, c := range e.consumers(p.Transports...) {
+		for _, c := range e.Consumers(p.Transports...) {
 			out = append(out, signatureSpecs(p, c)...)
 		}
 		for _, sp := range out {
@@ -41,7 +43,7 @@ same event from taking effect; a correctly signed delivery MUST be accepted (2xx
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }
 
 // forgeries are the forged deliveries the signature property sends.
@@ -67,13 +69,13 @@ func signatureSpecs(p *Property, c *targets.Consumer) []*Spec {
 	}
 	var out []*Spec
 	for _, f := range forgeries {
-		text := sprintf("%s: %s is rejected and takes no effect", c.Name, f.what)
+		text := fmt.Sprintf("%s: %s is rejected and takes no effect", c.Name, f.what)
 		if (f.sig == SignStale || f.sig == SignFuture) && !signer.HasTimestamp() {
 			out = append(out, &Spec{Property: p, Text: text,
-				Skip: sprintf("the %s scheme signs no timestamp: a captured delivery cannot be told from a fresh one", signer.Scheme())})
+				Skip: fmt.Sprintf("the %s scheme signs no timestamp: a captured delivery cannot be told from a fresh one", signer.Scheme())})
 			continue
 		}
-		out = append(out, p.spec(text, func(s *S) check.Result {
+		out = append(out, p.Spec(text, func(s *S) check.Result {
 			ev := s.NewEvent(c)
 			fg := check.Forgery{What: f.what, Delivery: ev.Deliver(Delivery{Instance: 0, Signature: f.sig})}
 			fg.Effects = ev.Effects()
@@ -82,7 +84,7 @@ func signatureSpecs(p *Property, c *targets.Consumer) []*Spec {
 			return check.SignatureForged(fg)
 		}))
 	}
-	out = append(out, p.spec(c.Name+": a correctly signed delivery is accepted and takes effect once", func(s *S) check.Result {
+	out = append(out, p.Spec(c.Name+": a correctly signed delivery is accepted and takes effect once", func(s *S) check.Result {
 		ev := s.NewEvent(c)
 		a := ev.Deliver(Delivery{Instance: 0})
 		return check.SignatureValid(a, ev.Effects())

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -27,36 +28,36 @@ operation again: once released, one record and one downstream call.`,
 		Needs:   []string{"downstream or hooks.slow (to hold a request in flight)", "lock_timeout"},
 		Labels:  []string{"fault:downstream"},
 		Covers:  "the first operation",
-		applies: func(e *Env) string {
+		Applies: func(e *Env) string {
 			switch {
 			case e.Faults.Sink == nil && !e.Target.Hooks.CanSlow():
 				return "the target declares neither a downstream binding nor a slow hook: nothing can hold a request in flight"
 			case e.Target.LockTimeout <= 0:
 				return "the target declares no lock_timeout"
 			case e.Target.LockTimeout/3 > e.Settings.MaxWait:
-				return sprintf("a third of the lock timeout %v is longer than --max-wait %v", e.Target.LockTimeout, e.Settings.MaxWait)
+				return fmt.Sprintf("a third of the lock timeout %v is longer than --max-wait %v", e.Target.LockTimeout, e.Settings.MaxWait)
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		def := e.Target.Operations[0]
 		// The client gives up at a third of the lock timeout: past a tenth (where the
 		// early-takeover mutant takes over) and well before the real lock timeout.
 		giveUp := e.Target.LockTimeout / 3
-		return []*Spec{p.spec(sprintf("%s: a retry after the client gave up (%v) while the first attempt is held is not executed again",
+		return []*Spec{p.Spec(fmt.Sprintf("%s: a retry after the client gave up (%v) while the first attempt is held is not executed again",
 			def.Name, giveUp), func(s *S) check.Result {
 			op := s.NewOp(def)
 			hold, err := s.holdFirst(op, giveUp)
 			if err != nil {
-				return unknownf("%v", err)
+				return check.Unknownf("%v", err)
 			}
 			defer hold.release()
 			sf := check.SlowFirst{First: hold.first}
 			if sf.First.Outcome == history.OK {
 				return check.SlowFirstAttempt(sf, s.Target.Profile)
 			}
-			retryCtx, retryCancel := s.attemptCtx(1)
+			retryCtx, retryCancel := s.AttemptCtx(1)
 			defer retryCancel()
 			retryDone := make(chan history.Attempt, 1)
 			go func() { retryDone <- op.DoCtx(retryCtx, Send{Instance: 1}) }()
@@ -65,19 +66,19 @@ operation again: once released, one record and one downstream call.`,
 			case <-time.After(time.Second):
 				sf.Waited = true // allowed (wait-replay) if it is not a second execution
 			}
-			sf.HeldCalls = s.downstream(op)
+			sf.HeldCalls = s.Downstream(op)
 			if err := hold.release(); err != nil {
-				return unknownf("%v", err)
+				return check.Unknownf("%v", err)
 			}
 			if sf.Waited {
 				sf.Retry = <-retryDone
 			}
-			sf.Final = s.eventually(op, 5*time.Second+hold.rest, succeeded)
-			sf.Records, sf.Downstream = op.Count(), s.downstream(op)
+			sf.Final = s.Eventually(op, 5*time.Second+hold.rest, Succeeded)
+			sf.Records, sf.Downstream = op.Count(), s.Downstream(op)
 			return check.SlowFirstAttempt(sf, s.Target.Profile)
 		})}
 	}
-	register(p)
+	Register(p)
 }
 
 // heldAttempt is a first attempt held in flight until its client gave up: by the sink
@@ -100,7 +101,7 @@ func (s *S) holdFirst(op *Op, giveUp time.Duration) (*heldAttempt, error) {
 		return &heldAttempt{first: first, rest: slow - giveUp, release: func() error { return nil }}, nil
 	}
 	hold := s.Faults.Sink.HoldFault()
-	if err := s.inject(hold); err != nil {
+	if err := s.Inject(hold); err != nil {
 		return nil, err
 	}
 	done := false
@@ -109,15 +110,15 @@ func (s *S) holdFirst(op *Op, giveUp time.Duration) (*heldAttempt, error) {
 			return nil
 		}
 		done = true
-		return s.heal(hold)
+		return s.Heal(hold)
 	}}
 	firstDone := make(chan history.Attempt, 1)
 	go func() { firstDone <- op.DoCtx(ctx, Send{Instance: 0}) }()
-	if err := s.waitHeld(1); err != nil {
+	if err := s.WaitHeld(1); err != nil {
 		cancel()
 		<-firstDone
 		h.release()
-		return nil, sprintfErr("the first attempt never reached the downstream provider: %v", err)
+		return nil, fmt.Errorf("the first attempt never reached the downstream provider: %v", err)
 	}
 	h.first = <-firstDone
 	return h, nil

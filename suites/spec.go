@@ -37,13 +37,13 @@ func (e *Env) Session(ctx context.Context) *S { return &S{Env: e, ctx: mergeDone
 // Ctx is the spec's context.
 func (s *S) Ctx() context.Context { return s.ctx }
 
-// attemptCtx returns a context bounded by the attempt timeout times n.
-func (s *S) attemptCtx(n int) (context.Context, context.CancelFunc) {
+// AttemptCtx returns a context bounded by the attempt timeout times n.
+func (s *S) AttemptCtx(n int) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(s.ctx, time.Duration(n)*s.Settings.AttemptTimeout)
 }
 
-// sleepUntil waits until t; false when the spec was cancelled first.
-func (s *S) sleepUntil(t time.Time) bool {
+// SleepUntil waits until t; false when the spec was cancelled first.
+func (s *S) SleepUntil(t time.Time) bool {
 	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()
 	select {
@@ -54,16 +54,16 @@ func (s *S) sleepUntil(t time.Time) bool {
 	}
 }
 
-// notef records a free-form note for the evidence.
-func (s *S) notef(format string, args ...any) {
+// Notef records a free-form note for the evidence.
+func (s *S) Notef(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.notes = append(s.notes, msg)
 }
 
-// noteKey records a key whose attempts the evidence shows.
-func (s *S) noteKey(key string) {
+// NoteKey records a key whose attempts the evidence shows.
+func (s *S) NoteKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range s.keys {
@@ -74,8 +74,8 @@ func (s *S) noteKey(key string) {
 	s.keys = append(s.keys, key)
 }
 
-// noteCount records an observed count for the evidence.
-func (s *S) noteCount(name string, n int) {
+// NoteCount records an observed count for the evidence.
+func (s *S) NoteCount(name string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.counts == nil {
@@ -84,8 +84,8 @@ func (s *S) noteCount(name string, n int) {
 	s.counts[name] = n
 }
 
-// figure publishes key figures of the spec's property.
-func (s *S) figure(f map[string]string) {
+// Figure publishes key figures of the spec's property.
+func (s *S) Figure(f map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.figures == nil {
@@ -94,8 +94,8 @@ func (s *S) figure(f map[string]string) {
 	maps.Copy(s.figures, f)
 }
 
-// artefact hands a file to the run's result (e.g. the load plot).
-func (s *S) artefact(name string, data []byte) {
+// Artefact hands a file to the run's result (e.g. the load plot).
+func (s *S) Artefact(name string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.artefacts == nil {

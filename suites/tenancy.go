@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -22,14 +24,14 @@ func init() {
 credentials MUST be rejected and MUST NOT receive A's stored response.`,
 		Catches: []string{"unscoped", "replay-without-auth"},
 		Needs:   []string{"tenants (two or more)", "auth (bearer, header or none)"},
-		applies: func(e *Env) string {
+		Applies: func(e *Env) string {
 			if len(e.Target.Tenants) < 2 {
 				return "the target declares fewer than two tenants"
 			}
 			return ""
 		},
 	}
-	p.specs = func(e *Env) []*Spec {
+	p.Specs = func(e *Env) []*Spec {
 		var out []*Spec
 		for _, def := range e.Target.Operations {
 			out = append(out, tenantScopeSpec(p, e, def))
@@ -39,12 +41,12 @@ credentials MUST be rejected and MUST NOT receive A's stored response.`,
 		}
 		return out
 	}
-	register(p)
+	Register(p)
 }
 
 func tenantScopeSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 	alice, bob := e.Target.Tenants[0], e.Target.Tenants[1]
-	return p.spec(sprintf("%s: %s's key sent by %s with the same body is %s's own request", def.Name, alice.Name, bob.Name, bob.Name),
+	return p.Spec(fmt.Sprintf("%s: %s's key sent by %s with the same body is %s's own request", def.Name, alice.Name, bob.Name, bob.Name),
 		func(s *S) check.Result {
 			opA := s.NewOp(def)
 			opB := opA.As(bob)
@@ -61,14 +63,14 @@ func tenantScopeSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 func credentialsSpec(p *Property, e *Env, def *targets.Operation, auth string) *Spec {
 	alice := e.Target.Tenants[0]
 	what := map[string]string{"none": "no credentials", "unknown": "unknown credentials"}[auth]
-	text := sprintf("%s: %s's key with %s is rejected and never gets the stored response", def.Name, alice.Name, what)
+	text := fmt.Sprintf("%s: %s's key with %s is rejected and never gets the stored response", def.Name, alice.Name, what)
 	if why := e.Target.CredentialSpecsSkip(); why != "" {
 		return &Spec{Property: p, Text: text, Skip: why}
 	}
-	return p.spec(text, func(s *S) check.Result {
+	return p.Spec(text, func(s *S) check.Result {
 		op := s.NewOp(def)
 		first := op.Do(Send{Instance: 0})
-		if !succeeded(first) {
+		if !Succeeded(first) {
 			return check.Credentials(first, first, check.Count{}, what, s.Target.Profile)
 		}
 		stranger := op.Do(Send{Instance: 1, Auth: auth})

@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -17,5 +16,3 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func itoa(n int) string { return fmt.Sprint(n) }
