@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +17,7 @@ func newListCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			for i, p := range suites.Properties() {
+			for i, p := range framework.Properties() {
 				if i > 0 {
 					fmt.Fprintln(w)
 				}

@@ -8,6 +8,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	_ "github.com/retrysafe/retrysafe/suites" // every side's properties
 	"os"
 
 	"github.com/spf13/cobra"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/suites/probe"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
@@ -117,7 +117,7 @@ func runProbe(cmd *cobra.Command, f *probeFlags) error {
 	f.opts.Log = cmd.ErrOrStderr()
 	prof, err := probe.Run(ctx, t, f.opts)
 	switch {
-	case errors.Is(err, suites.ErrRemote):
+	case errors.Is(err, framework.ErrRemote):
 		return usageErr("%v", err)
 	case err != nil:
 		return usageErr("probe %s: %v", t.Name, err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/suites/ginkgorun"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
@@ -22,7 +22,7 @@ type runFlags struct {
 	target    string
 	reportDir string
 	opts      ginkgorun.Options
-	settings  suites.Settings
+	settings  framework.Settings
 	strict    bool
 	store     string
 	consumer  string
@@ -64,10 +64,10 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.IntVar(&f.settings.ReplayN, "replays", 10, "sequential sends of one request in the replay property")
 	fl.IntVar(&f.settings.RaceK, "burst", 16, "same-key requests per burst in the race property")
 	fl.IntVar(&f.settings.RaceRounds, "rounds", 20, "bursts per operation in the race property")
-	fl.IntVar(&f.settings.LoadRate, "load-rate", suites.DefaultLoadRate, "hits per second of the load property")
-	fl.DurationVar(&f.settings.LoadDuration, "load-duration", suites.DefaultLoadDuration, "how long the load property sends")
-	fl.Float64Var(&f.settings.LoadRetryFraction, "load-retries", suites.DefaultLoadRetryFraction, "fraction of load hits that retry an earlier operation (sequential and concurrent duplicates)")
-	fl.IntVar(&f.settings.LoadWorkers, "load-workers", suites.DefaultLoadWorkers, "concurrent senders of the load property")
+	fl.IntVar(&f.settings.LoadRate, "load-rate", framework.DefaultLoadRate, "hits per second of the load property")
+	fl.DurationVar(&f.settings.LoadDuration, "load-duration", framework.DefaultLoadDuration, "how long the load property sends")
+	fl.Float64Var(&f.settings.LoadRetryFraction, "load-retries", framework.DefaultLoadRetryFraction, "fraction of load hits that retry an earlier operation (sequential and concurrent duplicates)")
+	fl.IntVar(&f.settings.LoadWorkers, "load-workers", framework.DefaultLoadWorkers, "concurrent senders of the load property")
 	fl.StringVar(&f.settings.RaceMode, "race-mode", "", "how a same-key burst is released: lastbyte (raw HTTP/1.1, final bytes together; default for http) or barrier (goroutines on warm connections; used for https)")
 	fl.DurationVar(&f.settings.AttemptTimeout, "attempt-timeout", 10*time.Second, "timeout of one request")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "test a target that is not on this machine (a host other than localhost, 127.0.0.0/8 or ::1); burst, rounds, replays and load rate then default to 4, 5, 5 and 20/s")
@@ -78,16 +78,16 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 
 func runRun(cmd *cobra.Command, f *runFlags) error {
 	out := cmd.OutOrStdout()
-	if err := suites.CheckLabelFilter(f.opts.Selection.LabelFilter); err != nil {
+	if err := framework.CheckLabelFilter(f.opts.Selection.LabelFilter); err != nil {
 		return usageErr("%v", err)
 	}
 	if f.opts.Timeout <= 0 {
 		return usageErr("--timeout must be greater than zero")
 	}
 	switch f.settings.RaceMode {
-	case "", suites.RaceModeLastByte, suites.RaceModeBarrier:
+	case "", framework.RaceModeLastByte, framework.RaceModeBarrier:
 	default:
-		return usageErr("--race-mode: unknown mode %q (known: %s, %s)", f.settings.RaceMode, suites.RaceModeLastByte, suites.RaceModeBarrier)
+		return usageErr("--race-mode: unknown mode %q (known: %s, %s)", f.settings.RaceMode, framework.RaceModeLastByte, framework.RaceModeBarrier)
 	}
 	ctx, sigs := catchSignals(cmd.Context(), cmd.ErrOrStderr())
 	defer sigs.stop() // deferred first, so it runs last: a second signal cannot cut clean-up short
@@ -107,7 +107,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 	defer t.Close()
 	f.settings.Repro = reproBase(f)
 	leaveDefaults(cmd, &f.settings)
-	h, err := suites.Open(ctx, t, suites.WithSettings(f.settings), suites.AllowRemote(f.allowRemote), suites.WithLog(out))
+	h, err := framework.Open(ctx, t, framework.WithSettings(f.settings), framework.AllowRemote(f.allowRemote), framework.WithLog(out))
 	if err != nil {
 		return notStarted(ctx, f, usageErr("%v", err))
 	}
@@ -152,7 +152,7 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 
 // leaveDefaults leaves the settings whose flags were not given at zero, so that the harness
 // picks their defaults (modest ones for a remote target).
-func leaveDefaults(cmd *cobra.Command, s *suites.Settings) {
+func leaveDefaults(cmd *cobra.Command, s *framework.Settings) {
 	for flag, v := range map[string]*int{"burst": &s.RaceK, "rounds": &s.RaceRounds, "replays": &s.ReplayN, "load-rate": &s.LoadRate} {
 		if !cmd.Flags().Changed(flag) {
 			*v = 0
@@ -236,7 +236,7 @@ func verdictWord(run *reports.Run, strict bool) string {
 
 // writeReports writes report.json, summary.md, report.html and the run's artefacts (the load
 // plot); junit.xml is written by Ginkgo.
-func writeReports(dir string, res *suites.Result) error {
+func writeReports(dir string, res *framework.Result) error {
 	for name, data := range res.Artefacts {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err

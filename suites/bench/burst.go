@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -17,8 +17,8 @@ import (
 
 // Burst modes compared by the benchmarks: the race engine's two and a Vegeta burst.
 const (
-	modeLastByte = suites.RaceModeLastByte
-	modeBarrier  = suites.RaceModeBarrier
+	modeLastByte = framework.RaceModeLastByte
+	modeBarrier  = framework.RaceModeBarrier
 	modeVegeta   = "vegeta"
 )
 
@@ -26,7 +26,7 @@ var burstModes = []string{modeLastByte, modeBarrier, modeVegeta}
 
 // burster fires same-key bursts at one server in any of the modes.
 type burster struct {
-	env     *suites.S
+	env     *framework.S
 	closeFn func()
 	hc      *http.Client // Vegeta's client, kept across attacks so that its connections stay warm
 	k       int
@@ -34,7 +34,7 @@ type burster struct {
 
 func newBurster(s *server, k int) *burster {
 	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: k, MaxConnsPerHost: k}
-	env, closeFn := s.session(suites.Settings{RaceK: k})
+	env, closeFn := s.session(framework.Settings{RaceK: k})
 	return &burster{env: env, closeFn: closeFn, hc: &http.Client{Transport: tr}, k: k}
 }
 
@@ -45,7 +45,7 @@ func (b *burster) close() {
 
 // burst fires one burst of a fresh operation in a mode and returns the operation and the
 // answers.
-func (b *burster) burst(mode string) (*suites.Op, []history.Attempt, error) {
+func (b *burster) burst(mode string) (*framework.Op, []history.Attempt, error) {
 	op := b.env.NewOp(b.env.Target.Operations[0])
 	if mode != modeVegeta {
 		b.env.Settings.RaceMode = mode
@@ -57,10 +57,10 @@ func (b *burster) burst(mode string) (*suites.Op, []history.Attempt, error) {
 
 // vegetaBurst fires k copies of the operation's request with Vegeta at an unlimited rate,
 // one worker each, on connections a warm-up attack opened.
-func (b *burster) vegetaBurst(op *suites.Op) ([]history.Attempt, error) {
+func (b *burster) vegetaBurst(op *framework.Op) ([]history.Attempt, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _, err := op.Build(ctx, suites.Send{Instance: 0})
+	req, _, err := op.Build(ctx, framework.Send{Instance: 0})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ type spreadStats struct {
 }
 
 func (s *spreadStats) add(atts []history.Attempt) {
-	if d, err := suites.ArrivalSpread(atts); err == nil {
+	if d, err := framework.ArrivalSpread(atts); err == nil {
 		s.spreads = append(s.spreads, d)
 	} else {
 		s.missing++

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -32,7 +32,7 @@ func historyBench(ctx context.Context, o *Options) error {
 	secrets := []string{"Bearer alice", "alice", "Bearer bob", "bob"}
 
 	compact := history.New(history.NewRedactor(secrets, nil))
-	stop := compact.Compact(suites.LoadCompactOptions(p))
+	stop := compact.Compact(framework.LoadCompactOptions(p))
 	gen := newSynth()
 	before := heapInUse()
 	recording := record(compact, gen, o.HistoryN)
@@ -133,7 +133,7 @@ func (s *synth) next() history.Attempt {
 	s.t = s.t.Add(time.Millisecond)
 	r := s.rng.Float64()
 	if r < 0.15 && s.ops > 0 {
-		op := s.ops - 1 - s.rng.IntN(min(s.ops, suites.LoadRetryWindow))
+		op := s.ops - 1 - s.rng.IntN(min(s.ops, framework.LoadRetryWindow))
 		return s.attempt(op, 201, synthBody(op), true)
 	}
 	op := s.ops

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -32,7 +32,7 @@ func overheadBench(ctx context.Context, o *Options) error {
 		o.LoadDuration, o.LoadRepeats, o.LoadWorkers, bareWorkers(o.LoadWorkers))
 	fmt.Fprintf(w, "   %-10s %10s %10s %7s %12s %12s %9s   %s\n",
 		"work delay", "bare /s", "load /s", "ratio", "bare CPU/req", "load CPU/req", "CPU ratio", "goal >= 85%")
-	var last *suites.LoadRun
+	var last *framework.LoadRun
 	for _, delay := range []time.Duration{reference.DefaultWorkDelay, 0} {
 		bare, load, run, err := overheadRow(ctx, o, delay)
 		if err != nil {
@@ -109,7 +109,7 @@ func measure(f func() int) sample {
 }
 
 // overheadRow measures the bare and the load attacks, alternating, on one server.
-func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, load []sample, last *suites.LoadRun, err error) {
+func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, load []sample, last *framework.LoadRun, err error) {
 	s, err := startServer(ctx, "memory", reference.MutantNone, delay, o.PostgresDSN)
 	if err != nil {
 		return nil, nil, nil, err
@@ -121,9 +121,9 @@ func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, lo
 		}
 		runtime.GC()
 		bare = append(bare, measure(func() int { return bareAttack(s, bareWorkers(o.LoadWorkers), o.LoadDuration, int64(i)) }))
-		env, closeEnv := s.session(suites.Settings{LoadWorkers: o.LoadWorkers})
+		env, closeEnv := s.session(framework.Settings{LoadWorkers: o.LoadWorkers})
 		runtime.GC()
-		var run *suites.LoadRun
+		var run *framework.LoadRun
 		smp := measure(func() int {
 			run = env.LoadAttack(0, o.LoadDuration)
 			return run.Attempts()
@@ -145,7 +145,7 @@ func overheadRow(ctx context.Context, o *Options, delay time.Duration) (bare, lo
 // bareWorkers is the bare attack's concurrency: the load property's hits plus the twins its
 // concurrent pairs fire beside them (half its retry fraction).
 func bareWorkers(loadWorkers int) int {
-	return int(float64(loadWorkers)*(1+suites.DefaultLoadRetryFraction/2) + 0.5)
+	return int(float64(loadWorkers)*(1+framework.DefaultLoadRetryFraction/2) + 0.5)
 }
 
 // bareAttack runs Vegeta with its own client at unlimited rate against the orders endpoint,
@@ -175,7 +175,7 @@ func bareAttack(s *server, workers int, d time.Duration, seed int64) int {
 }
 
 // bareMix picks keys in the load property's mix: 70% fresh, 15% fresh and sent twice in a
-// row (a pair), 15% a retry of one of the latest suites.LoadRetryWindow keys.
+// row (a pair), 15% a retry of one of the latest framework.LoadRetryWindow keys.
 type bareMix struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -192,12 +192,12 @@ func (m *bareMix) next() string {
 		return k
 	}
 	r := m.rng.Float64()
-	if r < suites.DefaultLoadRetryFraction/2 && len(m.keys) > 0 {
-		return m.keys[len(m.keys)-1-m.rng.IntN(min(len(m.keys), suites.LoadRetryWindow))]
+	if r < framework.DefaultLoadRetryFraction/2 && len(m.keys) > 0 {
+		return m.keys[len(m.keys)-1-m.rng.IntN(min(len(m.keys), framework.LoadRetryWindow))]
 	}
 	k := fmt.Sprintf("%s-%d", m.prefix, len(m.keys))
 	m.keys = append(m.keys, k)
-	if r < suites.DefaultLoadRetryFraction {
+	if r < framework.DefaultLoadRetryFraction {
 		m.pending = k
 	}
 	return k

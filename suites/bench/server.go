@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
@@ -69,9 +69,9 @@ func startServer(ctx context.Context, kind string, m reference.Mutant, workDelay
 
 // session opens a harness against the server and returns a running session on it; close
 // closes the harness.
-func (s *server) session(settings suites.Settings) (sess *suites.S, close func()) {
+func (s *server) session(settings framework.Settings) (sess *framework.S, close func()) {
 	settings.Seed = 1
-	h, err := suites.Open(context.Background(), s.target, suites.WithSettings(settings))
+	h, err := framework.Open(context.Background(), s.target, framework.WithSettings(settings))
 	if err != nil {
 		panic("bench: open a harness on the in-process server: " + err.Error()) // the server is this process's own
 	}

@@ -3,10 +3,10 @@
 // effects from the sink, fault events) and returns a Result: a verdict, the anomalies found,
 // each of a documented kind (reports.Kind), and the reasons a verdict stayed unknown.
 //
-// Checkers never send, wait or count: the properties in package suites drive the target and
-// hand their observations over. An attempt whose outcome is unknown (a timeout, a lost
-// response) is never held against the target: it makes the result unknown unless something
-// else is a violation.
+// Checkers never send, wait or count: the properties of the side packages (suites/api,
+// suites/consumer) drive the target and hand their observations over. An attempt whose outcome
+// is unknown (a timeout, a lost response) is never held against the target: it makes the result
+// unknown unless something else is a violation.
 package check
 
 import (

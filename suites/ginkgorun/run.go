@@ -23,13 +23,13 @@ import (
 	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 )
 
 // Options select and shape one run.
 type Options struct {
 	// Selection is the label filter and focus.
-	Selection suites.Selection
+	Selection framework.Selection
 	// Repeat runs every selected spec this many times, stopping at the first failure.
 	Repeat int
 	// Timeout is the overall deadline of the run (0 = none).
@@ -56,8 +56,8 @@ func (f *failRecorder) Fail() { f.failed = true }
 const specFile = "retrysafe"
 
 // Run runs the harness's specs with Ginkgo and returns the run's result.
-func Run(ctx context.Context, h *suites.Harness, o Options) (*suites.Result, error) {
-	if err := suites.CheckLabelFilter(o.Selection.LabelFilter); err != nil {
+func Run(ctx context.Context, h *framework.Harness, o Options) (*framework.Result, error) {
+	if err := framework.CheckLabelFilter(o.Selection.LabelFilter); err != nil {
 		return nil, err
 	}
 	runMu.Lock()
@@ -74,8 +74,8 @@ func Run(ctx context.Context, h *suites.Harness, o Options) (*suites.Result, err
 		return nil, err
 	}
 	var mu sync.Mutex
-	outcomes := map[*suites.Spec]*suites.Outcome{}
-	register(selected, len(specs), func(sp *suites.Spec, sctx SpecContext) {
+	outcomes := map[*framework.Spec]*framework.Outcome{}
+	register(selected, len(specs), func(sp *framework.Spec, sctx SpecContext) {
 		c, cancel := context.WithCancelCause(sctx)
 		defer cancel(nil)
 		stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -110,7 +110,7 @@ func Run(ctx context.Context, h *suites.Harness, o Options) (*suites.Result, err
 			out := outcomes[specOf(specs, r)]
 			mu.Unlock()
 			if out != nil && !notSelected(r) {
-				suites.WriteProgress(o.Progress, out)
+				framework.WriteProgress(o.Progress, out)
 			}
 		})
 	}
@@ -128,9 +128,9 @@ func Run(ctx context.Context, h *suites.Harness, o Options) (*suites.Result, err
 }
 
 // register registers every spec, in order, each under a Describe of its property.
-func register(specs []*suites.Spec, n int, body func(*suites.Spec, SpecContext)) {
+func register(specs []*framework.Spec, n int, body func(*framework.Spec, SpecContext)) {
 	var current string
-	var group []*suites.Spec
+	var group []*framework.Spec
 	flush := func() {
 		if len(group) == 0 {
 			return
@@ -157,7 +157,7 @@ func register(specs []*suites.Spec, n int, body func(*suites.Spec, SpecContext))
 }
 
 // location is the code location a spec is registered at (see specFile).
-func location(sp *suites.Spec) types.CodeLocation {
+func location(sp *framework.Spec) types.CodeLocation {
 	return types.CodeLocation{FileName: specFile, LineNumber: sp.Index + 1}
 }
 
@@ -183,7 +183,7 @@ func configure(o Options, seed int64) (types.SuiteConfig, types.ReporterConfig, 
 }
 
 // specOf finds the spec of a Ginkgo report by its location.
-func specOf(specs []*suites.Spec, r types.SpecReport) *suites.Spec {
+func specOf(specs []*framework.Spec, r types.SpecReport) *framework.Spec {
 	if r.LeafNodeLocation.FileName != specFile {
 		return nil
 	}
@@ -202,8 +202,8 @@ func notSelected(r types.SpecReport) bool {
 // result builds the run's result from the outcomes, in Ginkgo's run order, and says whether
 // an interrupt or the deadline cut the run short. specs are all the specs (their index is their
 // registered line).
-func result(h *suites.Harness, specs []*suites.Spec, outcomes map[*suites.Spec]*suites.Outcome, gr types.Report) *suites.Result {
-	var ran []*suites.Outcome
+func result(h *framework.Harness, specs []*framework.Spec, outcomes map[*framework.Spec]*framework.Outcome, gr types.Report) *framework.Result {
+	var ran []*framework.Outcome
 	incomplete := ""
 	for _, r := range gr.SpecReports {
 		sp := specOf(specs, r)
@@ -217,7 +217,7 @@ func result(h *suites.Harness, specs []*suites.Spec, outcomes map[*suites.Spec]*
 				incomplete = "deadline: " + firstLine(r.Failure.Message)
 			}
 			if out == nil {
-				out = &suites.Outcome{Spec: sp, Interrupted: true}
+				out = &framework.Outcome{Spec: sp, Interrupted: true}
 				out.Result.Unknown = []string{incomplete}
 			}
 		}

@@ -2,6 +2,7 @@ package ginkgorun
 
 import (
 	"context"
+	_ "github.com/retrysafe/retrysafe/suites" // every side's properties
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -9,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
 // harness opens a harness on the reference API (memory store) described by doc.
-func harness(t *testing.T, doc []byte) *suites.Harness {
+func harness(t *testing.T, doc []byte) *framework.Harness {
 	t.Helper()
 	api, err := reference.NewAPI(reference.Config{Store: reference.NewMemoryStore(), Tenants: []string{"alice", "bob"},
 		Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout})
@@ -31,7 +32,7 @@ func harness(t *testing.T, doc []byte) *suites.Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := suites.Open(context.Background(), tg, suites.WithSettings(suites.Settings{Seed: 7, ReplayN: 3, RaceRounds: 2, RaceK: 4}))
+	h, err := framework.Open(context.Background(), tg, framework.WithSettings(framework.Settings{Seed: 7, ReplayN: 3, RaceRounds: 2, RaceK: 4}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestRunKeepsTheRegistryOrder(t *testing.T) {
 	h := harness(t, examples.Reference)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	res, err := Run(context.Background(), h, Options{JUnitFile: junit,
-		Selection: suites.Selection{LabelFilter: "property:control || property:keys || property:replay || property:race"}})
+		Selection: framework.Selection{LabelFilter: "property:control || property:keys || property:replay || property:race"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestRunUnknownIsAJUnitSkip(t *testing.T) {
 	doc := strings.Replace(string(examples.Reference), "path: /v1/orders\n        query:", "path: /v1/nowhere\n        query:", 1)
 	h := harness(t, []byte(doc))
 	junit := filepath.Join(t.TempDir(), "junit.xml")
-	res, err := Run(context.Background(), h, Options{JUnitFile: junit, Selection: suites.Selection{Focus: `^replay orders`}})
+	res, err := Run(context.Background(), h, Options{JUnitFile: junit, Selection: framework.Selection{Focus: `^replay orders`}})
 	if err != nil {
 		t.Fatal(err)
 	}

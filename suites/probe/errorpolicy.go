@@ -7,7 +7,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -87,7 +87,7 @@ func (p *prober) errorPolicy() profile.Field {
 
 // failingAttempt sends o's first attempt so that it fails: the sink fails its downstream call,
 // or the fail_next hook is sent just before it. sent is false when the budget was spent.
-func (p *prober) failingAttempt(o *suites.Op, sink *faults.Sink) (a history.Attempt, sent bool, err error) {
+func (p *prober) failingAttempt(o *framework.Op, sink *faults.Sink) (a history.Attempt, sent bool, err error) {
 	fail := p.s.Faults.FailNextHook(0, o.Tenant, targets.Vars{Ref: o.Ref, Key: o.Key, Tenant: tenantName(o.Tenant)})
 	if sink != nil {
 		fail = sink.FailFault(1, http.StatusServiceUnavailable)
@@ -98,7 +98,7 @@ func (p *prober) failingAttempt(o *suites.Op, sink *faults.Sink) (a history.Atte
 		p.heal(fail)
 		return history.Attempt{}, false, err
 	}
-	a, sent = p.send(o, suites.Send{})
+	a, sent = p.send(o, framework.Send{})
 	p.heal(fail)
 	return a, sent, nil
 }
@@ -108,14 +108,14 @@ func (p *prober) failingAttempt(o *suites.Op, sink *faults.Sink) (a history.Atte
 // the last answer and how long after the first attempt's end the key was still in flight; ok
 // is false when an attempt got no answer, the budget ran out or the probe was cancelled while
 // the key was still in flight (the field then says why).
-func (p *prober) retryAfterError(fd *finding, o *suites.Op, first history.Attempt) (last history.Attempt, waited time.Duration, ok bool) {
+func (p *prober) retryAfterError(fd *finding, o *framework.Op, first history.Attempt) (last history.Attempt, waited time.Duration, ok bool) {
 	stuckAfter := defaultStuckAfter
 	if lt := p.t.LockTimeout; lt > 0 {
 		stuckAfter = lt + stuckMargin
 	}
 	pause := 250 * time.Millisecond
 	for {
-		a, sent := p.send(o, suites.Send{})
+		a, sent := p.send(o, framework.Send{})
 		if !fd.took(a, sent, "") {
 			return a, waited, false
 		}

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -31,15 +31,15 @@ func (p *prober) field(name string, def *targets.Operation) *finding {
 
 // do sends one attempt and keeps it as evidence. ok is false when the attempt got no answer or
 // the budget is spent; the field is then NotProbed, saying why.
-func (fd *finding) do(o *suites.Op, s suites.Send) (history.Attempt, bool) {
+func (fd *finding) do(o *framework.Op, s framework.Send) (history.Attempt, bool) {
 	a, sent := fd.p.send(o, s)
 	return a, fd.took(a, sent, describe(s))
 }
 
 // doFirst sends the first, ordinary attempt of a field's exchange, as do does; ok is also
 // false when it was not answered 2xx (the field is then NotProbed, saying so).
-func (fd *finding) doFirst(o *suites.Op) (history.Attempt, bool) {
-	a, ok := fd.do(o, suites.Send{})
+func (fd *finding) doFirst(o *framework.Op) (history.Attempt, bool) {
+	a, ok := fd.do(o, framework.Send{})
 	if ok && !success(a) {
 		fd.notProbed("the first request was answered %d", a.Status)
 		return a, false
@@ -64,7 +64,7 @@ func (fd *finding) took(a history.Attempt, sent bool, how string) bool {
 }
 
 // keep adds an attempt sent with s to the evidence.
-func (fd *finding) keep(a history.Attempt, s suites.Send) { fd.keepAs(a, describe(s)) }
+func (fd *finding) keep(a history.Attempt, s framework.Send) { fd.keepAs(a, describe(s)) }
 
 // keepAs adds an attempt to the evidence, described as how.
 func (fd *finding) keepAs(a history.Attempt, how string) {
@@ -73,7 +73,7 @@ func (fd *finding) keepAs(a history.Attempt, how string) {
 
 // count counts o's records through its observer (Op.Count) and keeps the count; ok is false
 // when there is no observer or it failed (noted).
-func (fd *finding) count(o *suites.Op) (int, bool) {
+func (fd *finding) count(o *framework.Op) (int, bool) {
 	c := o.Count()
 	if !c.Taken {
 		return 0, false
@@ -128,7 +128,7 @@ func (fd *finding) deviates(format string, args ...any) {
 }
 
 // describe says how an attempt sent with s differed from an ordinary one.
-func describe(s suites.Send) string {
+func describe(s framework.Send) string {
 	var parts []string
 	switch {
 	case s.Key.Omit:

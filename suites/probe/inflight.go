@@ -8,7 +8,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -59,21 +59,21 @@ func (p *prober) inFlightAtSink(fd *finding, sink *faults.Sink) profile.Field {
 	waitCtx, stopWaiting := context.WithCancel(p.s.Ctx())
 	defer stopWaiting()
 	firstC, secondC := make(chan history.Attempt, 1), make(chan history.Attempt, 1)
-	go func() { a, _ := p.send(o, suites.Send{}); firstC <- a }()
+	go func() { a, _ := p.send(o, framework.Send{}); firstC <- a }()
 	timeout := time.NewTimer(p.opts.AttemptTimeout)
 	defer timeout.Stop()
 	select {
 	case <-held(waitCtx, sink, 1):
 	case a := <-firstC:
-		fd.keep(a, suites.Send{})
+		fd.keep(a, framework.Send{})
 		return fd.notProbed("the first request was answered %d without calling the downstream sink", a.Status)
 	case <-timeout.C:
 		release()
-		fd.keep(<-firstC, suites.Send{})
+		fd.keep(<-firstC, framework.Send{})
 		return fd.notProbed("the target did not call its downstream sink within %s", p.opts.AttemptTimeout)
 	}
 	again := held(waitCtx, sink, 2) // the first call and one more: the retry executing again
-	go func() { a, _ := p.send(o, suites.Send{}); secondC <- a }()
+	go func() { a, _ := p.send(o, framework.Send{}); secondC <- a }()
 	var second history.Attempt
 	answered, duplicate := false, false
 	window := time.NewTimer(p.opts.HoldWindow)
@@ -91,7 +91,7 @@ func (p *prober) inFlightAtSink(fd *finding, sink *faults.Sink) profile.Field {
 		second = <-secondC
 	}
 	for _, a := range sortedBySeq(first, second) {
-		fd.keep(a, suites.Send{})
+		fd.keep(a, framework.Send{})
 	}
 	return p.judgeInFlight(fd, o, first, second, answered, duplicate, "at the downstream sink")
 }
@@ -101,7 +101,7 @@ func (p *prober) inFlightAtSink(fd *finding, sink *faults.Sink) profile.Field {
 func (p *prober) inFlightByHook(fd *finding) profile.Field {
 	o := p.s.NewOp(p.def)
 	slow := min(2*p.opts.HoldWindow, p.opts.AttemptTimeout/2)
-	slowSend := suites.Send{SlowMs: slow.Milliseconds()}
+	slowSend := framework.Send{SlowMs: slow.Milliseconds()}
 	// No event says that the first attempt has claimed its key: the retry leaves after twice
 	// the baseline's round trip.
 	lead := min(max(2*p.rtt, 50*time.Millisecond), slow/4)
@@ -115,10 +115,10 @@ func (p *prober) inFlightByHook(fd *finding) profile.Field {
 		return fd.notProbed("the first request (slow hook: %v) was answered %d within %v: the slow hook did not hold it", slow, a.Status, lead)
 	case <-timer.C:
 	}
-	second, _ := p.send(o, suites.Send{})
+	second, _ := p.send(o, framework.Send{})
 	first := <-firstC
 	fd.keep(first, slowSend)
-	fd.keep(second, suites.Send{})
+	fd.keep(second, framework.Send{})
 	slices.SortFunc(fd.f.Evidence, func(a, b profile.Exchange) int { return int(a.Seq - b.Seq) })
 	if took := first.End.Sub(first.Start); first.Outcome == history.OK && took < slow/2 {
 		return fd.notProbed("the slow hook did not hold the first attempt: answered in %v, asked for %v", took.Round(time.Millisecond), slow)
@@ -130,7 +130,7 @@ func (p *prober) inFlightByHook(fd *finding) profile.Field {
 // judgeInFlight turns a held first attempt and its retry into the field: answered tells whether
 // the retry was answered while the first was held (where, in words), executedAgain whether the
 // sink saw the retry execute.
-func (p *prober) judgeInFlight(fd *finding, o *suites.Op, first, second history.Attempt, answered, executedAgain bool, where string) profile.Field {
+func (p *prober) judgeInFlight(fd *finding, o *framework.Op, first, second history.Attempt, answered, executedAgain bool, where string) profile.Field {
 	if first.Outcome != history.OK || second.Outcome != history.OK {
 		return fd.notProbed("an attempt got no answer: %s%s", first.Err, second.Err)
 	}

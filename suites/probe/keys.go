@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -46,7 +46,7 @@ func (p *prober) keyFields() []profile.Field {
 func (p *prober) statusOf(name, what string, key targets.KeyMode) profile.Field {
 	fd := p.field(name, p.def)
 	o := p.s.NewOp(p.def)
-	a, ok := fd.do(o, suites.Send{Key: key})
+	a, ok := fd.do(o, framework.Send{Key: key})
 	if !ok {
 		return fd.f
 	}
@@ -74,11 +74,11 @@ func (p *prober) keyForms() profile.Field {
 		return fd.notProbed("the key is sent in the %s, where it has one form", p.def.Key.In)
 	}
 	o := p.s.NewOp(p.def)
-	q, ok := fd.do(o, suites.Send{Key: targets.KeyMode{Form: targets.KeyQuoted}})
+	q, ok := fd.do(o, framework.Send{Key: targets.KeyMode{Form: targets.KeyQuoted}})
 	if !ok {
 		return fd.f
 	}
-	b, ok := fd.do(o, suites.Send{Key: targets.KeyMode{Form: targets.KeyBare}})
+	b, ok := fd.do(o, framework.Send{Key: targets.KeyMode{Form: targets.KeyBare}})
 	if !ok {
 		return fd.f
 	}
@@ -115,12 +115,12 @@ func (p *prober) keyLength() (profile.Field, profile.Field) {
 	mf := p.field(profile.FieldMaxKeyLength, p.def)
 	lf := p.field(profile.FieldLongKeyStatus, p.def)
 	limit := p.opts.KeySearchLimit
-	var rejected *suites.Op
+	var rejected *framework.Op
 	var rejectedAt history.Attempt
 	try := func(n int) (accepted bool, status int, ok bool) {
 		o := p.s.NewOp(p.def)
 		o = o.WithKey(exactKey(o.Key, n))
-		a, ok := mf.do(o, suites.Send{})
+		a, ok := mf.do(o, framework.Send{})
 		if ok && !success(a) {
 			rejected, rejectedAt = o, a
 			lf.f.Evidence = []profile.Exchange{mf.f.Evidence[len(mf.f.Evidence)-1]}
@@ -172,12 +172,12 @@ func (p *prober) significant(maxLen int) profile.Field {
 		o := p.s.NewOp(p.def)
 		a := o.WithKey(exactKey(o.Key, n-1) + "a")
 		b := o.WithKey(exactKey(o.Key, n-1) + "b")
-		ra, ok := fd.do(a, suites.Send{})
+		ra, ok := fd.do(a, framework.Send{})
 		if !ok || !success(ra) {
 			failed = true
 			return false
 		}
-		rb, ok := fd.do(b, suites.Send{})
+		rb, ok := fd.do(b, framework.Send{})
 		if !ok {
 			failed = true
 			return false

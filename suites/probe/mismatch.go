@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -31,7 +31,7 @@ func (p *prober) mismatch() profile.Field {
 	}
 	var m mismatchTally
 	if def.HasVariant() {
-		a, sent := p.send(o, suites.Send{Variant: true})
+		a, sent := p.send(o, framework.Send{Variant: true})
 		if !fd.took(a, sent, "variant body") {
 			return fd.f
 		}
@@ -92,8 +92,8 @@ func (m *mismatchTally) add(p *prober, first, a history.Attempt, what string) {
 
 // fieldVariants renders o's request and returns its fields changed one by one, or why there
 // are none (or why not all were tried).
-func (p *prober) fieldVariants(o *suites.Op) ([]targets.FieldVariant, string) {
-	req, _, err := o.Build(p.s.Ctx(), suites.Send{})
+func (p *prober) fieldVariants(o *framework.Op) ([]targets.FieldVariant, string) {
+	req, _, err := o.Build(p.s.Ctx(), framework.Send{})
 	if err != nil {
 		return nil, fmt.Sprintf("its request cannot be rendered: %v", err)
 	}

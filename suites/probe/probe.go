@@ -1,9 +1,9 @@
 // Package probe infers the idempotency behaviour of a target from a small, bounded set of
 // non-destructive requests, and notices when that behaviour changes.
 //
-// Run opens one harness on the target (suites.Open: the downstream sink, the target's
+// Run opens one harness on the target (framework.Open: the downstream sink, the target's
 // processes, the guard rails of a remote target, the clean-up), sends every request through the
-// harness's operations (suites.Op.Do: built, sent exactly once, redacted and recorded in the
+// harness's operations (framework.Op.Do: built, sent exactly once, redacted and recorded in the
 // run's history) and counts business records through the operation's observer (Op.Count).
 // Every inferred field of the resulting Profile carries the attempts it came from and the
 // counts. A field the probe cannot establish reliably (the answer while in flight when nothing
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -105,27 +105,27 @@ func (o *Options) defaults(t *targets.Target) {
 type prober struct {
 	t    *targets.Target
 	opts Options
-	s    *suites.S          // the probe's session on the harness
+	s    *framework.S       // the probe's session on the harness
 	def  *targets.Operation // the operation most fields are probed on
 	rtt  time.Duration      // the baseline request's round trip
 	pace pacer
 }
 
 // Run probes the target and returns its behaviour profile. It opens a harness on t
-// (suites.Open, without its baseline: the probe's first request is its own) and closes it. It
+// (framework.Open, without its baseline: the probe's first request is its own) and closes it. It
 // returns ErrUnreachable (wrapped) when the first request could not reach the target and
-// ErrBaseline when the target refused it; suites.ErrRemote for a remote target without
-// AllowRemote and suites.ErrNotStarted when the harness could not start (a sink address taken,
+// ErrBaseline when the target refused it; framework.ErrRemote for a remote target without
+// AllowRemote and framework.ErrNotStarted when the harness could not start (a sink address taken,
 // a process that did not start); otherwise a profile, in which fields that could not be
 // established are NotProbed.
 func Run(ctx context.Context, t *targets.Target, opts Options) (*profile.Profile, error) {
 	opts.defaults(t)
 	// The burst, rounds, replays and load rate are the run's, which the probe does not use: set,
 	// they keep the harness from announcing modest remote defaults for them.
-	settings := suites.Settings{RunID: opts.RunID, KeyPrefix: opts.KeyPrefix, AttemptTimeout: opts.AttemptTimeout,
+	settings := framework.Settings{RunID: opts.RunID, KeyPrefix: opts.KeyPrefix, AttemptTimeout: opts.AttemptTimeout,
 		RaceK: 1, RaceRounds: 1, ReplayN: 1, LoadRate: 1}
-	h, err := suites.Open(ctx, t, suites.WithSettings(settings), suites.AllowRemote(opts.AllowRemote), suites.WithLog(opts.Log),
-		suites.WithoutBaseline(), suites.WithoutReachabilityCheck())
+	h, err := framework.Open(ctx, t, framework.WithSettings(settings), framework.AllowRemote(opts.AllowRemote), framework.WithLog(opts.Log),
+		framework.WithoutBaseline(), framework.WithoutReachabilityCheck())
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +169,8 @@ func Run(ctx context.Context, t *targets.Target, opts Options) (*profile.Profile
 
 // baseline sends the probe's first, ordinary request: ErrUnreachable when it reached nothing,
 // ErrBaseline when the target did not accept it.
-func (p *prober) baseline(ctx context.Context, base *suites.Op) (history.Attempt, error) {
-	first, ok := p.send(base, suites.Send{})
+func (p *prober) baseline(ctx context.Context, base *framework.Op) (history.Attempt, error) {
+	first, ok := p.send(base, framework.Send{})
 	switch {
 	case !ok:
 		return first, fmt.Errorf("%w: the attempt budget is 0", ErrUnreachable)

@@ -5,23 +5,23 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // replayFields probes replay (is a retry after completion answered with the same status and
 // body, and is the work done once) and replay_header (what marks the replay), from the baseline
 // request and one retry of it.
-func (p *prober) replayFields(base *suites.Op, first history.Attempt) []profile.Field {
+func (p *prober) replayFields(base *framework.Op, first history.Attempt) []profile.Field {
 	fd := p.field(profile.FieldReplay, base.Def)
-	fd.keep(first, suites.Send{})
+	fd.keep(first, framework.Send{})
 	hd := p.field(profile.FieldReplayHeader, base.Def)
-	hd.keep(first, suites.Send{})
-	again, ok := fd.do(base, suites.Send{})
+	hd.keep(first, framework.Send{})
+	again, ok := fd.do(base, framework.Send{})
 	if !ok {
 		return []profile.Field{fd.f, hd.notProbed("the retry got no answer")}
 	}
-	hd.keep(again, suites.Send{})
+	hd.keep(again, framework.Send{})
 	value := "same"
 	if diffs := p.differences(first, again); len(diffs) > 0 {
 		value = "differs at " + strings.Join(diffs, ", ")
@@ -51,14 +51,14 @@ func (p *prober) replayFields(base *suites.Op, first history.Attempt) []profile.
 func (p *prober) reordered() profile.Field {
 	fd := p.field(profile.FieldReorderedBody, p.def)
 	o := p.s.NewOp(p.def)
-	if _, _, err := o.Build(p.s.Ctx(), suites.Send{Reformat: true}); err != nil {
+	if _, _, err := o.Build(p.s.Ctx(), framework.Send{Reformat: true}); err != nil {
 		return fd.notProbed("cannot reorder the body: %v", err)
 	}
 	first, ok := fd.doFirst(o)
 	if !ok {
 		return fd.f
 	}
-	second, ok := fd.do(o, suites.Send{Reformat: true})
+	second, ok := fd.do(o, framework.Send{Reformat: true})
 	if !ok {
 		return fd.f
 	}

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"fmt"
+	_ "github.com/retrysafe/retrysafe/suites" // every side's properties
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/suites/probe"
 	"github.com/retrysafe/retrysafe/suites/probe/probetest"
 	"github.com/retrysafe/retrysafe/targets"
@@ -113,12 +114,12 @@ func (rt *roundTrip) run(t *testing.T, filter string) *reports.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h, err := suites.Open(ctx, rt.target, suites.WithSettings(suites.Settings{RaceRounds: 5, ReplayN: 5, LoadDuration: time.Second}))
+	h, err := framework.Open(ctx, rt.target, framework.WithSettings(framework.Settings{RaceRounds: 5, ReplayN: 5, LoadDuration: time.Second}))
 	if err != nil {
 		t.Fatalf("open the suggested target file: %v\n%s", err, rt.suggested)
 	}
 	defer h.Close()
-	res, err := h.Run(ctx, suites.Selection{LabelFilter: filter})
+	res, err := h.Run(ctx, framework.Selection{LabelFilter: filter})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package probe
 
 import (
 	"github.com/retrysafe/retrysafe/reports/profile"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -41,12 +41,12 @@ func (p *prober) operationScope() profile.Field {
 // scope sends a, then b with the same key: own is the value when b is processed as its own
 // request; when b gets a's answer the key is "shared" and unsafe; when b is refused the key
 // is "shared" too (a global key space), but nothing leaked.
-func (p *prober) scope(fd *finding, a, b *suites.Op, own, leak string) profile.Field {
+func (p *prober) scope(fd *finding, a, b *framework.Op, own, leak string) profile.Field {
 	first, ok := fd.doFirst(a)
 	if !ok {
 		return fd.f
 	}
-	second, ok := fd.do(b, suites.Send{})
+	second, ok := fd.do(b, framework.Send{})
 	if !ok {
 		return fd.f
 	}
@@ -86,11 +86,11 @@ func (p *prober) unauthenticated() profile.Field {
 	if !ok {
 		return fd.f
 	}
-	stranger, ok := fd.do(o, suites.Send{Auth: "none"})
+	stranger, ok := fd.do(o, framework.Send{Auth: "none"})
 	if !ok {
 		return fd.f
 	}
-	impostor, ok := fd.do(o, suites.Send{Auth: "unknown"})
+	impostor, ok := fd.do(o, framework.Send{Auth: "unknown"})
 	if !ok {
 		return fd.f
 	}

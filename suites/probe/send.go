@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -17,7 +17,7 @@ func (p *prober) left() int { return p.opts.MaxAttempts - p.s.History.Len() }
 
 // send sends one attempt of o (Op.Do) once the pace allows it. ok is false when the budget is
 // spent (nothing was sent).
-func (p *prober) send(o *suites.Op, s suites.Send) (history.Attempt, bool) {
+func (p *prober) send(o *framework.Op, s framework.Send) (history.Attempt, bool) {
 	if p.left() <= 0 {
 		return history.Attempt{}, false
 	}
@@ -26,7 +26,7 @@ func (p *prober) send(o *suites.Op, s suites.Send) (history.Attempt, bool) {
 }
 
 // sendVariant sends o with one field changed (Op.DoVariant), as send does.
-func (p *prober) sendVariant(o *suites.Op, v targets.FieldVariant) (history.Attempt, bool) {
+func (p *prober) sendVariant(o *framework.Op, v targets.FieldVariant) (history.Attempt, bool) {
 	if p.left() <= 0 {
 		return history.Attempt{}, false
 	}
@@ -44,7 +44,7 @@ type pacer struct {
 }
 
 // wait waits until the caller's slot, or until the session ends.
-func (pc *pacer) wait(s *suites.S) {
+func (pc *pacer) wait(s *framework.S) {
 	if pc.every <= 0 {
 		return
 	}

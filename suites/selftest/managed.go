@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
@@ -26,7 +26,7 @@ const processLabel = "fault:process"
 
 // isProcessProperty reports whether a property needs a managed target.
 func isProcessProperty(name string) bool {
-	for _, p := range suites.Properties() {
+	for _, p := range framework.Properties() {
 		if p.Name == name {
 			return slices.Contains(p.Labels, processLabel)
 		}
@@ -141,7 +141,7 @@ func (st *stores) runManaged(ctx context.Context, kind string, m reference.Mutan
 
 // run opens a harness on a prepared target and runs the selected properties (maxWait: the
 // run's --max-wait, 0 for the default).
-func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelFilter string, maxWait time.Duration, opts ...suites.Option) (*reports.Run, error) {
+func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelFilter string, maxWait time.Duration, opts ...framework.Option) (*reports.Run, error) {
 	settings := st.opts.Settings
 	if maxWait > 0 {
 		settings.MaxWait = maxWait
@@ -150,12 +150,12 @@ func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelF
 	settings.KeyPrefix = ""
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	h, err := suites.Open(ctx, t, append(opts, suites.WithSettings(settings))...)
+	h, err := framework.Open(ctx, t, append(opts, framework.WithSettings(settings))...)
 	if err != nil {
 		return nil, fmt.Errorf("start the reference API: %w", err)
 	}
 	defer h.Close()
-	res, err := h.Run(ctx, suites.Selection{LabelFilter: labelFilter})
+	res, err := h.Run(ctx, framework.Selection{LabelFilter: labelFilter})
 	if err != nil {
 		return nil, err
 	}

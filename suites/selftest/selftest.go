@@ -7,6 +7,7 @@ package selftest
 import (
 	"context"
 	"fmt"
+	_ "github.com/retrysafe/retrysafe/suites" // every side's properties: the self-test runs them all
 	"io"
 	"os"
 	"slices"
@@ -14,7 +15,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/reference"
@@ -86,7 +87,7 @@ type Options struct {
 	RedisURL    string        // default: $RETRYSAFE_REDIS_URL or the built-in default
 	Progress    io.Writer     // one line per finished cell (nil = none)
 	Binary      string        // the retrysafe binary started for the process properties (default: this program)
-	Settings    suites.Settings
+	Settings    framework.Settings
 	// NoConsumers leaves the reference consumer's rows out; NoAPI the reference API's.
 	NoConsumers, NoAPI bool
 	// ConsumerShape keeps only the consumer rows of one shape (consumer.ShapeSink or
@@ -275,9 +276,9 @@ func rows(names []string) []row {
 	return slices.DeleteFunc(out, func(r row) bool { return !slices.Contains(names, r.name) })
 }
 
-// built reports whether a property exists in this build of the suites.
+// built reports whether a property exists in this build of the framework.
 func built(property string) bool {
-	return slices.ContainsFunc(suites.Properties(), func(p *suites.Property) bool { return p.Name == property })
+	return slices.ContainsFunc(framework.Properties(), func(p *framework.Property) bool { return p.Name == property })
 }
 
 // runCorrect runs every property against the correct API on one store: in-process, and the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
-	"github.com/retrysafe/retrysafe/suites"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/examples"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
@@ -163,9 +163,9 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 		return nil, err
 	}
 	defer t.Close()
-	var opts []suites.Option
+	var opts []framework.Option
 	if cfg.Downstream != "" { // an API without a downstream (a shape's) calls no sink
-		opts, handed = []suites.Option{suites.WithSink(sink)}, true
+		opts, handed = []framework.Option{framework.WithSink(sink)}, true
 	}
 	return st.run(ctx, t, id, c.labelFilter, c.maxWait, opts...)
 }

@@ -1,0 +1,38 @@
+package consumer
+
+import (
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// distinct-events: two events with different ids and otherwise the same body (the same
+// object, version, time and data), delivered one after the other.
+//
+// The consumer MUST acknowledge both and apply each exactly once: they are two events.
+// Deduplicating on a hash of the payload instead of the event id silently drops the second
+// (several deduplication middlewares do).
+//
+// Catches: payload-dedupe (the second event is acknowledged as a duplicate: a dropped event).
+func init() {
+	p := &Property{
+		Name: "distinct-events",
+		Must: `Two events with different ids and otherwise the same body MUST both be acknowledged and
+MUST each take effect exactly once: a consumer deduplicates on the event id, never on the payload.`,
+		Catches:    []string{"payload-dedupe"},
+		Needs:      []string{"consumers[].effects"},
+		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
+	}
+	p.Specs = func(e *Env) []*Spec {
+		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
+			return spec(p, c.Name+": two events with the same body and different ids both take effect", func(s *S) check.Result {
+				first := s.NewEvent(c)
+				second := first.Twin()
+				a1 := first.Deliver(Delivery{Instance: 0})
+				a2 := second.Deliver(Delivery{Instance: 1})
+				return check.DistinctEvents(a1, a2, s.settle(first), s.settle(second))
+			})
+		})
+	}
+	framework.Register(p)
+}

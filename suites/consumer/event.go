@@ -1,0 +1,405 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/broker"
+	"github.com/retrysafe/retrysafe/targets/history"
+	"github.com/retrysafe/retrysafe/targets/httpclient"
+)
+
+// Event is one event a consumer property delivers: its id, the object it is about and the
+// object's version, fixed at creation, so every delivery of it carries the same bytes. Every
+// delivery goes into the run's history as an attempt of the consumer (Op), keyed by the event id.
+type Event struct {
+	s *S
+	// C is the consumer it is delivered to.
+	C *targets.Consumer
+	// ID, Object and Version say which event it is; Time is its creation time.
+	ID, Object string
+	Version    int
+	Time       time.Time
+	// Ref is the run's ref of the event (in {{.Ref}}).
+	Ref string
+}
+
+// NewEvent returns a fresh event (a new id) about a fresh object, at version 1.
+func (s *S) NewEvent(c *targets.Consumer) *Event {
+	ev := s.newEvent(c)
+	s.NoteKey(ev.ID)
+	return ev
+}
+
+// newEvent is NewEvent without a note in the spec's evidence (for loads of hundreds).
+func (s *S) newEvent(c *targets.Consumer) *Event {
+	n := s.Next()
+	return &Event{s: s, C: c, ID: eventID(s.Env, n), Ref: s.Ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
+		Version: 1, Time: time.Now().UTC()}
+}
+
+// eventID is the run's n-th event id, from the run's key prefix (--key reproduces them).
+func eventID(e *Env, n int64) string { return fmt.Sprintf("evt_%s_%04d", e.Settings.KeyPrefix, n) }
+
+// Next returns the object's next event: a new id, the version after ev's.
+func (ev *Event) Next() *Event {
+	n := ev.s.Next()
+	next := *ev
+	next.ID, next.Version, next.Time = eventID(ev.s.Env, n), ev.Version+1, ev.Time.Add(time.Second)
+	ev.s.NoteKey(next.ID)
+	return &next
+}
+
+// Twin returns an event with another id and otherwise the same content (object, version, time):
+// two events, not one delivered twice.
+func (ev *Event) Twin() *Event {
+	twin := *ev
+	twin.ID = eventID(ev.s.Env, ev.s.Next())
+	ev.s.NoteKey(twin.ID)
+	return &twin
+}
+
+// vars are the event's template values.
+func (ev *Event) vars() targets.EventVars {
+	return targets.EventVars{EventID: ev.ID, Object: ev.Object, Version: strconv.Itoa(ev.Version),
+		Time: ev.Time.Format(time.RFC3339), Type: ev.C.Event.Type, Ref: ev.Ref}
+}
+
+// Body renders the event's body.
+func (ev *Event) Body() ([]byte, error) { return ev.C.RenderEvent(ev.vars()) }
+
+// Signature says how a webhook delivery is signed.
+type Signature int
+
+// The signatures of a delivery.
+const (
+	// SignValid signs the delivery as the consumer expects.
+	SignValid Signature = iota
+	// SignNone sends no signature.
+	SignNone
+	// SignWrong signs with another secret.
+	SignWrong
+	// SignStale signs validly with a timestamp outside the tolerance.
+	SignStale
+	// SignTampered signs the body, then sends another body.
+	SignTampered
+	// SignFuture signs validly with a timestamp beyond the tolerance in the future.
+	SignFuture
+)
+
+// Delivery says how one event is delivered.
+type Delivery struct {
+	// Instance picks the instance of a webhook (index modulo their number; -1 = random).
+	Instance int
+	// Via delivers to this instance instead (e.g. one seen through a fault proxy).
+	Via *targets.Instance
+	// Signature says how it is signed (webhooks).
+	Signature Signature
+	// Timeout bounds the delivery (0: the attempt timeout).
+	Timeout time.Duration
+	// SlowMs, when positive, asks the consumer's slow hook for a handling of that many
+	// milliseconds (the consumer must declare hooks.slow).
+	SlowMs int64
+	// Reencode sends the same content in another byte layout (JSON members reordered, other
+	// whitespace): a redelivery as an outbox relay or a provider that re-serialises it sends.
+	Reencode bool
+}
+
+// Deliver delivers the event once, as a provider does (a webhook POST, or a publish on the
+// consumer's broker), and returns the attempt as recorded.
+func (ev *Event) Deliver(d Delivery) history.Attempt {
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = ev.s.Settings.AttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(ev.s.Ctx(), timeout)
+	defer cancel()
+	body, err := ev.Body()
+	if err == nil && d.Reencode {
+		body, err = targets.Reformat(body, targets.BodyJSON)
+	}
+	if err != nil {
+		return ev.failed(err)
+	}
+	if ev.C.IsQueue() {
+		return ev.publish(ctx, d, body)
+	}
+	req, meta, err := ev.request(ctx, d, body)
+	if err != nil {
+		return ev.failed(err)
+	}
+	return ev.s.Client.Do(ctx, req, meta)
+}
+
+// request builds a webhook delivery.
+func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Request, httpclient.Meta, error) {
+	s, c := ev.s, ev.C
+	ins := s.Instance(d.Instance)
+	if d.Via != nil {
+		ins = d.Via
+	}
+	req, err := c.Request(ctx, ins, ev.vars(), body)
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	slow, err := ev.slowHeaders(d)
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	for name, v := range slow {
+		req.Header.Set(name, v)
+	}
+	signer := s.Faults.Signer(c)
+	sent := body
+	var hdr http.Header
+	switch d.Signature {
+	case SignValid:
+		hdr, err = signer.Sign(ev.ID, time.Now(), body)
+	case SignWrong:
+		hdr, err = signer.SignWrong(ev.ID, time.Now(), body)
+	case SignStale:
+		hdr, err = signer.Sign(ev.ID, time.Now().Add(-2*signer.Tolerance()-time.Minute), body)
+	case SignTampered:
+		hdr, err = signer.Sign(ev.ID, time.Now(), body)
+		sent = append(bytes.Clone(body), ' ')
+	case SignFuture:
+		hdr, err = signer.Sign(ev.ID, time.Now().Add(2*signer.Tolerance()+time.Minute), body)
+	}
+	if err != nil {
+		return nil, httpclient.Meta{}, err
+	}
+	for name, vals := range hdr {
+		req.Header[name] = vals
+	}
+	if d.Signature == SignTampered {
+		framework.SetBody(req, sent)
+	}
+	return req, httpclient.Meta{Op: c.Name, Key: ev.ID, Instance: ins.URL.Host, Note: d.note()}, nil
+}
+
+// note says how a delivery differs from an ordinary one.
+func (d Delivery) note() string {
+	var parts []string
+	switch d.Signature {
+	case SignNone:
+		parts = append(parts, "unsigned delivery")
+	case SignWrong:
+		parts = append(parts, "delivery signed with another secret")
+	case SignStale:
+		parts = append(parts, "delivery signed with a timestamp outside the tolerance")
+	case SignTampered:
+		parts = append(parts, "signed delivery whose body was changed after signing")
+	case SignFuture:
+		parts = append(parts, "delivery signed with a timestamp beyond the tolerance in the future")
+	}
+	if d.Reencode {
+		parts = append(parts, "re-encoded (same content, other bytes)")
+	}
+	if d.SlowMs > 0 {
+		parts = append(parts, fmt.Sprintf("slowed to %d ms by the slow hook", d.SlowMs))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// slowHeaders are the slow hook's headers for a delivery that asks for it (none otherwise).
+func (ev *Event) slowHeaders(d Delivery) (map[string]string, error) {
+	if d.SlowMs <= 0 {
+		return nil, nil
+	}
+	if !ev.C.Hooks.CanSlow() {
+		return nil, fmt.Errorf("consumer %s declares no hooks.slow", ev.C.Name)
+	}
+	return ev.C.SlowHeaders(ev.vars(), d.SlowMs)
+}
+
+// publish publishes the event on the consumer's broker and records it: ok once the broker
+// confirmed it, failed when it certainly did not take it, unknown otherwise. The message id is
+// the event id when the event id travels in it; otherwise a new one per publication, so that
+// the broker's own deduplication (JetStream's duplicates window) never drops a redelivery.
+func (ev *Event) publish(ctx context.Context, d Delivery, body []byte) history.Attempt {
+	m := broker.Message{ID: ev.ID, Body: body}
+	a := history.Attempt{Op: ev.C.Name, Key: ev.ID, Method: "PUBLISH", URL: ev.C.Destination(), ReqBody: body, Start: time.Now(), Note: d.note()}
+	if ev.C.Event.ID.In != targets.IDInTransport {
+		m.ID = fmt.Sprintf("%s-pub%d", ev.ID, ev.s.Next())
+	}
+	headers, err := ev.C.MessageHeaders(ev.vars())
+	if err == nil {
+		var slow map[string]string
+		slow, err = ev.slowHeaders(d)
+		maps.Copy(headers, slow)
+	}
+	if err != nil {
+		return ev.failed(err)
+	}
+	m.Headers = headers
+	if len(headers) > 0 {
+		a.ReqHeader = http.Header{}
+		for name, v := range headers {
+			a.ReqHeader.Set(name, v)
+		}
+	}
+	rc, err := ev.s.Faults.Publisher(ev.C).Publish(ctx, m)
+	a.End = time.Now()
+	switch {
+	case err == nil:
+		a.Outcome = history.OK
+		note := "published as message " + m.ID + ": the broker confirmed it"
+		if rc.Duplicate {
+			note = "published as message " + m.ID + ": the broker dropped it as a duplicate of its own window (it will not reach the consumer)"
+		}
+		a.Note = strings.Trim(a.Note+"; "+note, "; ")
+	case errors.Is(err, broker.ErrNotPublished):
+		a.Outcome, a.Err = history.Failed, err.Error()
+	default:
+		a.Outcome, a.Err = history.Unknown, err.Error()
+	}
+	return ev.s.History.Add(a)
+}
+
+// failed records a delivery that could not be made.
+func (ev *Event) failed(err error) history.Attempt {
+	now := time.Now()
+	return ev.s.History.Add(history.Attempt{Op: ev.C.Name, Key: ev.ID, Start: now, End: now, Outcome: history.Failed,
+		Err: "build the delivery: " + err.Error()})
+}
+
+// Effects counts the effects the event left, through the consumer's effects observer.
+func (ev *Event) Effects() check.Count {
+	c := check.Count{Op: ev.C.Name, Ref: ev.ID, Key: ev.ID, Taken: true}
+	name := fmt.Sprintf("effects(%s, event %s)", ev.C.Name, ev.ID)
+	if c.N, c.Err = ev.observeNoted(ev.C.Effects, "effects", name); c.Err != "" {
+		ev.s.Notef("%s: %s", name, c.Err)
+	}
+	return c
+}
+
+// State reads the version the consumer stored for the event's object (not taken without a
+// state observer).
+func (ev *Event) State() check.Count {
+	c := check.Count{Op: ev.C.Name, Ref: ev.Object, Key: ev.ID}
+	if ev.C.State == nil {
+		return c
+	}
+	c.Taken = true
+	c.N, c.Err = ev.observeNoted(ev.C.State, "state", fmt.Sprintf("state(%s, object %s)", ev.C.Name, ev.Object))
+	return c
+}
+
+// observeNoted asks a consumer's observer about the event and notes the count as name in the
+// evidence; the error comes back redacted.
+func (ev *Event) observeNoted(obs *targets.Observer, what, name string) (int, string) {
+	n, err := ev.observe(obs, what)
+	if err != nil {
+		return n, ev.s.History.Redactor().String(err.Error())
+	}
+	ev.s.NoteCount(name, n)
+	return n, ""
+}
+
+// observe asks a consumer's observer (what: "effects", "state") about the event, without a note
+// in the evidence (a load asks about hundreds).
+func (ev *Event) observe(obs *targets.Observer, what string) (int, error) {
+	ctx, cancel := ev.s.AttemptCtx(2)
+	defer cancel()
+	return ev.s.Target.Observe(ctx, obs, ev.vars(), ev.s.Observer, "consumer "+ev.C.Name+" "+what)
+}
+
+// waitEffects polls the event's effects until there are at least want or d passed, and returns
+// the last count: a queue consumer takes effect some time after the broker confirmed a publish.
+func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
+	deadline := time.Now().Add(d)
+	for {
+		c := ev.Effects()
+		if c.Err == "" && c.N >= want || time.Now().After(deadline) || ev.s.Ctx().Err() != nil {
+			return c
+		}
+		ev.s.SleepUntil(time.Now().Add(50 * time.Millisecond))
+	}
+}
+
+// brokerSettle is how long a queue consumer is given to apply what was published.
+const brokerSettle = 3 * time.Second
+
+// duplicateGrace is how long after an event's first effect a duplicate is waited for.
+const duplicateGrace = 300 * time.Millisecond
+
+// settle returns an event's effects once they can be counted: at once for a webhook (its 2xx
+// came after the effect), on a broker as settleAll does.
+func (s *S) settle(ev *Event) check.Count {
+	if ev.C.Transport == targets.TransportWebhook {
+		return ev.Effects()
+	}
+	return s.settleAll([]*Event{ev})[0]
+}
+
+// settleAll returns the events' effects once they can be counted on a broker: after each took
+// effect (or brokerSettle passed in all), and a moment more, in which a duplicate effect would
+// have come.
+func (s *S) settleAll(evs []*Event) []check.Count { return s.settleWithin(evs, brokerSettle) }
+
+// settleWithin is settleAll with the events given d in all to take effect.
+func (s *S) settleWithin(evs []*Event, d time.Duration) []check.Count {
+	counts := make([]check.Count, len(evs))
+	deadline := time.Now().Add(d)
+	for i, ev := range evs {
+		counts[i] = ev.waitEffects(1, time.Until(deadline))
+	}
+	s.SleepUntil(time.Now().Add(duplicateGrace))
+	for i, ev := range evs {
+		if counts[i].Err == "" && counts[i].N > 0 {
+			counts[i] = ev.Effects()
+		}
+	}
+	return counts
+}
+
+// consumerLockWait is how long a consumer property redelivers an event that is not
+// acknowledged: the consumer's declared lock timeout plus a margin (a claim left by a delivery
+// that died is taken over once the lock timeout has passed), or defaultConsumerLockWait when it
+// declares none.
+func consumerLockWait(c *targets.Consumer) time.Duration {
+	if c.LockTimeout > 0 {
+		return c.LockTimeout + framework.CrashMargin
+	}
+	return defaultConsumerLockWait
+}
+
+// defaultConsumerLockWait bounds the redeliveries of an event for a consumer that declares no
+// lock_timeout.
+const defaultConsumerLockWait = 10 * time.Second
+
+// redeliver delivers a webhook event again and again, as a provider redelivers what was not
+// acknowledged, every retryInterval over the instances from instance from on, until a delivery
+// is acknowledged (a 2xx) or d has passed. It stops early at an answer that is neither a 2xx,
+// the in-flight status nor 429 (the checker judges it); a delivery without an answer is
+// redelivered.
+func (ev *Event) redeliver(d time.Duration, from int) check.Eventually {
+	s := ev.s
+	out := check.Eventually{Within: d}
+	deadline := time.Now().Add(d)
+	for i := from; s.Ctx().Err() == nil; i++ {
+		a := ev.Deliver(Delivery{Instance: i})
+		out.Attempts = append(out.Attempts, a)
+		switch {
+		case a.Outcome != history.OK: // the consumer may be restarting: keep trying
+		case framework.Succeeded(a):
+			return out
+		case !check.InFlight(a.Status) && a.Status != http.StatusTooManyRequests:
+			return out
+		}
+		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(framework.RetryInterval)) {
+			return out
+		}
+	}
+	return out
+}

@@ -1,0 +1,251 @@
+package framework
+
+// This file is the load generator: Vegeta paces the hits, the harness's client sends them
+// (recorded in the history), a load plan chooses each (loadplan.go), and the load checker judges
+// the history and the record counts. The load property (load.go) and the bench drive it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Defaults of the load property: a few seconds, for a CI runner with 2 cores.
+const (
+	DefaultLoadRate          = 200
+	DefaultLoadDuration      = 3 * time.Second
+	DefaultLoadRetryFraction = 0.3
+	DefaultLoadWorkers       = 32
+)
+
+const (
+	loadCountWorkers = 8 // concurrent observer requests after the attack
+	// LoadPlotFile names the load property's latency plot among the run's artefacts.
+	LoadPlotFile = "load-latency.html"
+)
+
+// LoadRun is one load run: what was sent and what the checker found in the history.
+type LoadRun struct {
+	// Rate and Duration are the attack's settings (Rate 0 = as fast as the workers go).
+	Rate     int
+	Duration time.Duration
+	// Hits are Vegeta's hits by kind: fresh operations, concurrent duplicates (each adds a
+	// twin attempt) and sequential retries.
+	Fresh, Pairs, Retries int
+	// Attack is the wall time from the first hit to the last answer.
+	Attack time.Duration
+	// Counting and Checking are the times spent counting records and checking the history.
+	Counting, Checking time.Duration
+	// Uncounted is the number of operations whose records could not be counted, and
+	// CountErrors the observer's first few errors.
+	Uncounted   int
+	CountErrors []string
+	// Result is the checker's verdict material.
+	Result *check.LoadResult
+	// Plot is the latency plot (nil = none); PlotErr why it could not be rendered.
+	Plot    []byte
+	PlotErr error
+	// Err is set when the load could not be generated as planned.
+	Err error
+
+	plan *loadPlan
+	from int64 // the attack's attempts have a greater Seq
+}
+
+// Load drives the target for d at rate hits per second (0: as fast as Settings.LoadWorkers
+// concurrent hits go) with Vegeta, every attempt sent and recorded by the harness's client
+// (compactly: see history.Compact), then counts the records of every operation, checks the
+// history with check.Load and renders the latency plot.
+func (s *S) Load(rate int, d time.Duration) *LoadRun {
+	run := s.LoadAttack(rate, d)
+	s.FinishLoad(run)
+	return run
+}
+
+// LoadAttack is the first half of Load: the attack alone, every attempt recorded.
+func (s *S) LoadAttack(rate int, d time.Duration) *LoadRun {
+	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(s, s.Settings.LoadRetryFraction)}
+	run.from = s.attack(run, run.plan)
+	run.Fresh, run.Pairs, run.Retries = run.plan.hits()
+	return run
+}
+
+// FinishLoad is the second half of Load: it counts the records of every operation of the
+// attack, checks its history and renders the plot.
+func (s *S) FinishLoad(run *LoadRun) {
+	started := time.Now()
+	counts, errs, failed := s.countLoad(run.plan.operations())
+	run.Counting, run.CountErrors, run.Uncounted = time.Since(started), errs, failed
+
+	started = time.Now()
+	run.Result = check.Load(s.History.After(run.from), counts, s.Target.Profile)
+	run.Checking = time.Since(started)
+	run.Plot, run.PlotErr = loadPlot(s.History.After(run.from), s.Target.Profile)
+}
+
+// attack runs the Vegeta attack and returns the Seq after which its attempts are recorded.
+func (s *S) attack(run *LoadRun, plan *loadPlan) (from int64) {
+	e := s
+	stop := e.History.Compact(LoadCompactOptions(e.Target.Profile))
+	defer stop()
+	from = int64(e.History.Len())
+	hc := &http.Client{
+		Transport:     &loadTransport{s: s, plan: plan},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	targeter := plan.targeter()
+	var targetErr error
+	var once sync.Once
+	tr := func(t *vegeta.Target) error {
+		err := targeter(t)
+		if err != nil {
+			once.Do(func() { targetErr = err })
+		}
+		return err
+	}
+	run.Attack = s.VegetaAttack(hc, tr, run.Rate, run.Duration, "retrysafe-load")
+	run.Err = targetErr
+	return from
+}
+
+// VegetaAttack runs a Vegeta attack through hc at rate hits per second for d, with
+// Settings.LoadWorkers workers, stopped when the spec ends, and returns its wall time.
+func (s *S) VegetaAttack(hc *http.Client, tr vegeta.Targeter, rate int, d time.Duration, name string) time.Duration {
+	w := uint64(s.Settings.LoadWorkers)
+	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
+	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
+	started := time.Now()
+	for range atk.Attack(tr, vegeta.Rate{Freq: rate, Per: time.Second}, d, name) {
+	}
+	return time.Since(started)
+}
+
+// LoadCompactOptions is how the load property records its history: compactly, except the
+// answers that are neither a 2xx nor the profile's in-flight status, kept whole as evidence.
+func LoadCompactOptions(profile targets.Profile) history.CompactOptions {
+	return history.CompactOptions{Full: func(a history.Attempt) bool {
+		return (a.Status < 200 || a.Status > 299) && !profile.AcceptsInFlightStatus(a.Status)
+	}}
+}
+
+// loadTransport is the RoundTripper Vegeta sends through: each hit goes out by the
+// harness's client (recorded, never re-sent behind the harness's back), and a concurrent
+// duplicate's twin goes out at the same moment.
+type loadTransport struct {
+	s    *S
+	plan *loadPlan
+}
+
+// RoundTrip implements http.RoundTripper. Vegeta's request only names the plan item; the
+// item's own request (rendered by the targeter) is what the harness's client sends.
+func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	it := t.plan.table.Take(req.Header.Get(LoadItemHeader))
+	if it == nil {
+		return nil, errors.New("retrysafe load: a hit without a plan item")
+	}
+	ctx := t.s.ctx // Client.DoBody bounds every attempt by the attempt timeout
+	var twin sync.WaitGroup
+	if it.twin != nil {
+		twin.Go(func() { t.s.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
+	}
+	a := t.s.Client.DoBody(ctx, it.req, it.body, it.meta)
+	twin.Wait()
+	if a.Outcome != history.OK {
+		return nil, errors.New(a.Err)
+	}
+	return HitResponse(req, a.Status, a.RespHeader, a.RespBody), nil
+}
+
+// countLoad counts the records of every operation that has an observer, a few at a time,
+// and returns the counts, the first few errors and the number of operations not counted.
+func (s *S) countLoad(ops []*Op) (map[string]int, []string, int) {
+	var (
+		mu     sync.Mutex
+		counts = make(map[string]int, len(ops))
+		errs   []string
+		failed int
+		wg     sync.WaitGroup
+		jobs   = make(chan *Op)
+	)
+	for range loadCountWorkers {
+		wg.Go(func() {
+			for op := range jobs {
+				ctx, cancel := s.AttemptCtx(2)
+				n, err := op.countCtx(ctx)
+				cancel()
+				mu.Lock()
+				switch {
+				case err == nil:
+					counts[op.Key] = n
+				case len(errs) < 5:
+					errs = append(errs, err.Error())
+					fallthrough
+				default:
+					failed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, op := range ops {
+		if op.Def.Observer != nil {
+			jobs <- op
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return counts, errs, failed
+}
+
+// Attempts returns the number of attempts the attack sent: every hit, and the twin of every
+// concurrent pair.
+func (r *LoadRun) Attempts() int { return r.Fresh + 2*r.Pairs + r.Retries }
+
+// Figures are the load property's key figures.
+func (r *LoadRun) Figures() map[string]string {
+	res := r.Result
+	rate := "unlimited"
+	if r.Rate > 0 {
+		rate = fmt.Sprintf("%d hits/s", r.Rate)
+	}
+	f := map[string]string{
+		"rate":                  fmt.Sprintf("%s for %s", rate, r.Duration),
+		"hits":                  strconv.Itoa(r.Fresh + r.Pairs + r.Retries),
+		"hit_rate":              fmt.Sprintf("%.1f hits/s", float64(r.Fresh+r.Pairs+r.Retries)/r.Attack.Seconds()),
+		"concurrent_duplicates": strconv.Itoa(r.Pairs),
+		"sequential_retries":    strconv.Itoa(r.Retries),
+		"attempts":              strconv.Itoa(res.Attempts),
+		"operations":            strconv.Itoa(res.Ops),
+		"throughput":            fmt.Sprintf("%.1f attempts/s", res.Throughput()),
+		"statuses":              res.StatusCounts(),
+		"unknown":               strconv.Itoa(res.Unknown),
+		"count_time":            Millis(r.Counting),
+		"check_time":            Millis(r.Checking),
+	}
+	for _, l := range []struct {
+		name string
+		lat  check.Latencies
+	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
+		if l.lat.N > 0 {
+			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
+		}
+	}
+	if r.Plot != nil {
+		f["plot"] = LoadPlotFile
+	} else if r.PlotErr != nil {
+		f["plot"] = "not written: " + r.PlotErr.Error()
+	}
+	return f
+}

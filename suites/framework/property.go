@@ -1,0 +1,184 @@
+package framework
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// Property is one conformance property: a MUST text, the mutants of the reference it exists to
+// catch, and the specs it yields for a target. Its specs carry the labels property:NAME plus
+// the property's own.
+type Property struct {
+	// Name is the property's name and its label's value.
+	Name string
+	// Must states what the target MUST do.
+	Must string
+	// Catches names the mutants of the reference API it exists to catch.
+	Catches []string
+	// Needs lists the target-file fields it needs.
+	Needs []string
+	// Labels are extra labels (KEY:VALUE) besides property:NAME.
+	Labels []string
+	// Covers says which declared operations its specs cover when not every one ("" = each
+	// applicable operation); retrysafe list prints it.
+	Covers string
+	// Transports are the consumer transports a consumer property checks (webhook, amqp,
+	// nats); empty for an API property.
+	Transports []targets.Transport
+	// Applies says why the property does not apply to a target ("" = it applies).
+	Applies func(*Env) string
+	// Specs returns the property's specs for a target.
+	Specs func(*Env) []*Spec
+}
+
+// Spec is one check of a property against one target: a text and a body that drives the target
+// (sends, counts, injects faults) and returns a checker's Result. A body forms no verdict of
+// its own.
+type Spec struct {
+	// Property is the property the spec belongs to.
+	Property *Property
+	// Text says what the spec checks, without the property's name.
+	Text string
+	// Skip says why the spec does not apply to this target ("" = it runs).
+	Skip string
+	// Index is the spec's position in the run order.
+	Index int
+	// Extra are labels of this spec besides its property's (consumer:webhook, say).
+	Extra []string
+
+	body func(*S) check.Result
+}
+
+// FullText is the property's name and the spec's text.
+func (sp *Spec) FullText() string { return sp.Property.Name + " " + sp.Text }
+
+// Labels are the spec's labels: its property's, then its own.
+func (sp *Spec) Labels() []string { return append(sp.Property.AllLabels(), sp.Extra...) }
+
+// Spec returns a spec of property p.
+func (p *Property) Spec(text string, body func(*S) check.Result) *Spec {
+	return &Spec{Property: p, Text: text, body: body}
+}
+
+// order is the run order of the properties: the registry keeps it whatever the files' init
+// order is.
+var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
+	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay",
+	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
+	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
+	"signature", "delivery-load"}
+
+// properties is the registry, in run order.
+var properties []*Property
+
+// Register adds a property (called from the init function of its file).
+func Register(p *Property) {
+	properties = append(properties, p)
+	rank := func(name string) int {
+		for i, n := range order {
+			if n == name {
+				return i
+			}
+		}
+		return len(order)
+	}
+	for i := len(properties) - 1; i > 0 && rank(properties[i].Name) < rank(properties[i-1].Name); i-- {
+		properties[i], properties[i-1] = properties[i-1], properties[i]
+	}
+}
+
+// Properties returns every property in run order.
+func Properties() []*Property { return append([]*Property(nil), properties...) }
+
+// AllLabels returns property:NAME followed by the extra labels.
+func (p *Property) AllLabels() []string {
+	return append([]string{"property:" + p.Name}, p.Labels...)
+}
+
+// NotApplicable says why the property does not apply to the environment's target, or "".
+func (p *Property) NotApplicable(e *Env) string {
+	if p.Applies == nil {
+		return ""
+	}
+	return p.Applies(e)
+}
+
+// MustText is the property's MUST statement on one line.
+func (p *Property) MustText() string { return strings.Join(strings.Fields(p.Must), " ") }
+
+// NotApplicableText is the text of the one spec of a property that does not apply.
+const NotApplicableText = "does not apply to this target"
+
+// Specs returns every property's specs for the environment's target, in run order: a property
+// that does not apply yields one skipped spec that says why. The properties of another kind of
+// target (an API's on a file that describes only consumers, a consumer transport's the file does
+// not declare) yield none.
+func (e *Env) Specs() []*Spec {
+	var out []*Spec
+	for _, p := range properties {
+		if p.targetSkip(e) != "" {
+			continue // a property of another kind of target (an API's, a consumer's): not run, not reported
+		}
+		if reason := p.NotApplicable(e); reason != "" {
+			out = append(out, &Spec{Property: p, Text: NotApplicableText, Skip: reason})
+			continue
+		}
+		out = append(out, p.Specs(e)...)
+	}
+	for i, sp := range out {
+		sp.Index = i
+	}
+	return out
+}
+
+// IsConsumer reports whether the property checks consumers (not an API's operations).
+func (p *Property) IsConsumer() bool { return len(p.Transports) > 0 }
+
+// TransportList names the property's consumer transports, e.g. "webhook, amqp".
+func (p *Property) TransportList() string {
+	names := make([]string, len(p.Transports))
+	for i, t := range p.Transports {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+// targetSkip says why the property cannot apply to what the target file describes: an API
+// property on a file without operations, a consumer property without a consumer it checks.
+func (p *Property) targetSkip(e *Env) string {
+	if !p.IsConsumer() {
+		if len(e.Target.Operations) == 0 {
+			return "the target declares no operations (it describes consumers only)"
+		}
+		return ""
+	}
+	if len(e.Consumers(p.Transports...)) == 0 {
+		return "the target declares no consumer on " + p.TransportList()
+	}
+	return ""
+}
+
+// Consumers returns the target's consumers on any of the transports.
+func (e *Env) Consumers(ts ...targets.Transport) []*targets.Consumer {
+	var out []*targets.Consumer
+	for _, c := range e.Target.Consumers {
+		if slices.Contains(ts, c.Transport) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ConsumerSpecs returns one spec per consumer the property checks, each labelled consumer:TRANSPORT.
+func (p *Property) ConsumerSpecs(e *Env, spec func(c *targets.Consumer) *Spec) []*Spec {
+	var out []*Spec
+	for _, c := range e.Consumers(p.Transports...) {
+		sp := spec(c)
+		sp.Extra = append(sp.Extra, "consumer:"+string(c.Transport))
+		out = append(out, sp)
+	}
+	return out
+}

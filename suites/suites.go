@@ -1,0 +1,68 @@
+// Package suites is the entry point of retrysafe's conformance properties: importing it
+// registers every side's (suites/api: the API's; suites/consumer: the event consumers'), and it
+// gives a program or a test what it needs to run them: RunT from a team's own `go test`, Open and
+// OpenFile for a program that drives a run itself, and the options of both. What the sides run
+// on is suites/framework; the checkers are suites/check.
+package suites
+
+import (
+	"context"
+
+	"github.com/retrysafe/retrysafe/reports"
+	_ "github.com/retrysafe/retrysafe/suites/api"      // registers the API's properties
+	_ "github.com/retrysafe/retrysafe/suites/consumer" // registers the consumers' properties
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// The framework's types a run is driven with.
+type (
+	// Harness owns one run against one target (see framework.Harness).
+	Harness = framework.Harness
+	// Settings are the knobs of a run.
+	Settings = framework.Settings
+	// Selection picks the specs a run runs.
+	Selection = framework.Selection
+	// Option configures a Harness and RunT.
+	Option = framework.Option
+	// Result is what a run produced: the report tree and its artefacts.
+	Result = framework.Result
+	// T is what RunT reports to: *testing.T, or Ginkgo's GinkgoT().
+	T = framework.T
+)
+
+// RunT runs the selected properties of every side against the target a file describes, each
+// spec a subtest, faults included, and returns the report tree (framework.RunT).
+func RunT(t T, targetFile string, opts ...Option) *reports.Run {
+	t.Helper()
+	return framework.RunT(t, targetFile, opts...)
+}
+
+// Open prepares a run against a target (framework.Open).
+func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, error) {
+	return framework.Open(ctx, t, opts...)
+}
+
+// OpenFile loads a target file and opens a harness on it (framework.OpenFile).
+func OpenFile(ctx context.Context, path string, opts ...Option) (*Harness, error) {
+	return framework.OpenFile(ctx, path, opts...)
+}
+
+// The options of Open and RunT (see framework's).
+var (
+	WithSettings             = framework.WithSettings
+	AllowRemote              = framework.AllowRemote
+	WithLog                  = framework.WithLog
+	WithProgress             = framework.WithProgress
+	WithSink                 = framework.WithSink
+	WithoutCleanup           = framework.WithoutCleanup
+	WithoutReachabilityCheck = framework.WithoutReachabilityCheck
+	WithoutBaseline          = framework.WithoutBaseline
+	Select                   = framework.Select
+)
+
+// The errors of Open (see framework's).
+var (
+	ErrRemote     = framework.ErrRemote
+	ErrNotStarted = framework.ErrNotStarted
+)
