@@ -1,0 +1,238 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenario is the scripted run that shows one mutant's bug: it runs the client as mutant m
+// and reports whether the bug was observed, with what it saw.
+type scenario struct {
+	bugOf Mutant
+	show  func(t *testing.T, m Mutant) (bool, string)
+}
+
+// scenarios has one scenario per mutant, in the table's order.
+func scenarios() []scenario {
+	return []scenario{
+		{MutantNeverRetries, showNeverRetries},
+		{MutantNewKeyPerRetry, showNewKeyPerRetry},
+		{MutantNoJitter, showNoJitter},
+		{MutantIgnoresRetryAfter, showIgnoresRetryAfter},
+		{MutantRetriesRejections, showRetriesRejections},
+		{MutantUnbounded, showUnbounded},
+		{MutantKeyInMemory, showKeyInMemory},
+		{MutantNoKey, showNoKey},
+		{MutantBodyDrift, showBodyDrift},
+		{MutantKeyFromRef, showKeyFromRef},
+		{MutantRetriesImmediately, showRetriesImmediately},
+	}
+}
+
+// alsoShows lists, per mutant, the other scenarios its one change shows too: retrying at
+// once ignores Retry-After as well, and a fresh key per retry is also a fresh key for the
+// first retry after a restart.
+var alsoShows = map[Mutant][]Mutant{
+	MutantRetriesImmediately: {MutantIgnoresRetryAfter},
+	MutantNewKeyPerRetry:     {MutantKeyInMemory},
+}
+
+// TestMutantsShowTheirBugsAndNoOthers runs every scenario against the correct client and
+// every mutant: each mutant's bug must show in its own scenario, and in no other except
+// those alsoShows declares; the correct client must show none. So a mutant that stops
+// being broken, one that changes more than its one thing, and a scenario that cannot tell
+// all fail the test.
+func TestMutantsShowTheirBugsAndNoOthers(t *testing.T) {
+	all := scenarios()
+	for _, info := range Mutants {
+		if !slices.ContainsFunc(all, func(s scenario) bool { return s.bugOf == info.Name }) {
+			t.Errorf("mutant %s has no scenario", info.Name)
+		}
+	}
+	for _, m := range append([]Mutant{MutantNone}, mutantNames()...) {
+		t.Run(orCorrect(m), func(t *testing.T) {
+			t.Parallel()
+			for _, s := range all {
+				shown, saw := s.show(t, m)
+				want := m == s.bugOf || slices.Contains(alsoShows[m], s.bugOf)
+				switch {
+				case want && !shown:
+					t.Errorf("%s does not show the bug of %s in its scenario: %s", orCorrect(m), s.bugOf, saw)
+				case !want && shown:
+					t.Errorf("%s shows the bug of %s: %s", orCorrect(m), s.bugOf, saw)
+				}
+			}
+		})
+	}
+}
+
+func TestMutantTable(t *testing.T) {
+	seen := map[Mutant]bool{}
+	for _, info := range Mutants {
+		if seen[info.Name] || info.Bug == "" || info.CaughtBy == "" {
+			t.Errorf("row %+v: names must be unique, bug and property set", info)
+		}
+		seen[info.Name] = true
+		if got, err := ParseMutant(string(info.Name)); err != nil || got != info.Name {
+			t.Errorf("ParseMutant(%q) = %q, %v", info.Name, got, err)
+		}
+	}
+	for _, name := range []string{"", "none"} {
+		if got, err := ParseMutant(name); err != nil || got != MutantNone {
+			t.Errorf("ParseMutant(%q) = %q, %v; want the correct client", name, got, err)
+		}
+	}
+	_, err := ParseMutant("no-jiter")
+	if err == nil || !strings.Contains(err.Error(), "no-jitter") {
+		t.Errorf("ParseMutant(no-jiter) = %v, want an error listing the known mutants", err)
+	}
+}
+
+func showNeverRetries(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	r := runClient(t.Context(), t, a, Config{Mutant: m})
+	return r.sum.Failed == 1 && len(a.attempts("")) == 1, fmt.Sprintf("one 503, then 201: %q", r.out)
+}
+
+func showNewKeyPerRetry(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503), dropStep))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	ks := keys(a.attempts(""))
+	return len(distinct(ks)) > 1, fmt.Sprintf("keys of the attempts of one operation: %q", ks)
+}
+
+func showNoJitter(t *testing.T, m Mutant) (bool, string) {
+	const ops = 5
+	p := Policy{Initial: 150 * time.Millisecond, Max: time.Second}
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: Operations("order", ops), Policy: p})
+	var first []time.Duration
+	for i := 1; i <= ops; i++ {
+		if g := gaps(a.attempts(fmt.Sprintf("order-%d", i))); len(g) > 0 {
+			first = append(first, g[0])
+		}
+	}
+	if len(first) < 2 {
+		return false, fmt.Sprintf("only %d operations were retried", len(first))
+	}
+	lockstep := slices.Min(first) >= p.Initial && slices.Max(first)-slices.Min(first) < 50*time.Millisecond
+	return lockstep, fmt.Sprintf("first-retry gaps of %d operations with backoff cap %s: %v", ops, p.Initial, first)
+}
+
+func showIgnoresRetryAfter(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(429, "Retry-After", "1")))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	g := gaps(a.attempts(""))
+	return len(g) > 0 && g[0] < time.Second, fmt.Sprintf("429 with Retry-After: 1, then the retry after %v", g)
+}
+
+func showRetriesRejections(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, func(ref string, _ int) step {
+		if ref == "order-1" {
+			return answerWith(400)
+		}
+		return answerWith(422)
+	})
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: Operations("order", 2)})
+	n400, n422 := len(a.attempts("order-1")), len(a.attempts("order-2"))
+	return n400 > 1 || n422 > 1, fmt.Sprintf("a 400 was sent %d times, a 422 %d times", n400, n422)
+}
+
+func showUnbounded(t *testing.T, m Mutant) (bool, string) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a := newAPI(t, func(_ string, n int) step {
+		if n > 5 {
+			cancel() // enough: it would go on for ever
+		}
+		return answerWith(503)
+	})
+	p := Policy{MaxAttempts: 3, Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}
+	r := runClient(ctx, t, a, Config{Mutant: m, Policy: p})
+	n := len(a.attempts(""))
+	return n > p.MaxAttempts, fmt.Sprintf("always 503, max-attempts %d: %d attempts (%v)", p.MaxAttempts, n, r.err)
+}
+
+func showKeyInMemory(t *testing.T, m Mutant) (bool, string) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, func(_ string, n int) step {
+		if n == 1 {
+			cancel() // stopped mid-attempt, as by a kill
+			return holdStep
+		}
+		return okStep
+	})
+	runClient(ctx, t, a, Config{Mutant: m, StateDir: dir})
+	runClient(t.Context(), t, a, Config{Mutant: m, StateDir: dir})
+	ks := keys(a.attempts(""))
+	return len(ks) > 1 && ks[1] != ks[0], fmt.Sprintf("the held attempt's key, then the keys after the restart: %q", ks)
+}
+
+func showNoKey(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	var without int
+	for _, s := range a.attempts("") {
+		if !s.hasKey {
+			without++
+		}
+	}
+	return without > 0, fmt.Sprintf("%d of %d attempts carry no Idempotency-Key", without, len(a.attempts("")))
+}
+
+func showBodyDrift(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	var bodies []string
+	for _, s := range a.attempts("") {
+		bodies = append(bodies, string(s.body))
+	}
+	return len(distinct(bodies)) > 1, fmt.Sprintf("bodies of the attempts of one operation: %q", bodies)
+}
+
+func showKeyFromRef(t *testing.T, m Mutant) (bool, string) {
+	ops, err := ParseOps([]byte(`[{"ref": "order-1", "params": {"amount": 2000}}, {"ref": "order-1", "params": {"amount": 3000}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(t, steps())
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: ops})
+	ks := keys(a.attempts("order-1"))
+	return len(ks) == 2 && ks[0] != "" && ks[0] == ks[1], fmt.Sprintf("keys of two operations with one ref: %q", ks)
+}
+
+func showRetriesImmediately(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503), answerWith(503), answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m, Policy: Policy{Initial: 20 * time.Millisecond, Max: 40 * time.Millisecond}})
+	g := gaps(a.attempts(""))
+	return len(g) > 0 && slices.Min(g) < MinDelay, fmt.Sprintf("gaps between attempts after 503s: %v", g)
+}
+
+// mutantNames returns every mutant's name, in the table's order.
+func mutantNames() []Mutant {
+	out := make([]Mutant, len(Mutants))
+	for i, info := range Mutants {
+		out[i] = info.Name
+	}
+	return out
+}
+
+// orCorrect names a mutant in test names and messages.
+func orCorrect(m Mutant) string {
+	if m == MutantNone {
+		return "correct"
+	}
+	return string(m)
+}
+
+// distinct returns the distinct values of ss.
+func distinct(ss []string) []string {
+	out := slices.Clone(ss)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
