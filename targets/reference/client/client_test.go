@@ -36,6 +36,7 @@ func sameKeyAndBody(t *testing.T, ss []seen) {
 }
 
 func TestRetriesTransientWithTheSameKeyAndBody(t *testing.T) {
+	t.Parallel()
 	hold := fast
 	hold.AttemptTimeout = 200 * time.Millisecond
 	for _, tc := range []struct {
@@ -72,6 +73,7 @@ func TestRetriesTransientWithTheSameKeyAndBody(t *testing.T) {
 }
 
 func TestRejectionsAreNeverRetried(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{400, 401, 403, 404, 422, 418, 302} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			t.Parallel()
@@ -101,6 +103,7 @@ func TestRejectionsAreNeverRetried(t *testing.T) {
 }
 
 func TestHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
 	inTwoSeconds := func() string { return time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat) }
 	for _, tc := range []struct {
 		name    string
@@ -147,6 +150,7 @@ func TestHonoursRetryAfter(t *testing.T) {
 }
 
 func TestStopsAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
 	hold := Policy{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, AttemptTimeout: 100 * time.Millisecond, MaxAttempts: 3}
 	for _, tc := range []struct {
 		name   string
@@ -235,6 +239,7 @@ func TestDefaultOperations(t *testing.T) {
 }
 
 func TestJitterSpreadsFirstRetries(t *testing.T) {
+	t.Parallel()
 	const ops = 8
 	p := Policy{Initial: 200 * time.Millisecond, Max: time.Second}
 	a := newAPI(t, steps(answerWith(503)))

@@ -84,7 +84,7 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 			return res, err
 		}
 		rec.Attempts++
-		if err := r.state.save(*rec); err != nil {
+		if err := r.state.save(*rec); err != nil { // durable before anything is sent
 			return res, err
 		}
 		a := r.send.send(ctx, key, body)
@@ -105,8 +105,8 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 	}
 }
 
-// create draws a new operation's key and created_at and stores it, pending, before its
-// first attempt.
+// create draws a new operation's key and created_at. The record is stored, pending, by
+// the save before its first attempt.
 func (r *runner) create(index int, op Operation) (*Record, error) {
 	key, err := r.operationKey(op)
 	if err != nil {
@@ -116,8 +116,7 @@ func (r *runner) create(index int, op Operation) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Record{Index: index, Ref: op.Ref, Params: op.Params, Key: key, Body: string(body), Status: StatusPending}
-	return rec, r.state.save(*rec)
+	return &Record{Index: index, Ref: op.Ref, Params: op.Params, Key: key, Body: string(body), Status: StatusPending}, nil
 }
 
 // resume takes up a pending operation from its record.
@@ -161,8 +160,11 @@ func (r *runner) finish(rec *Record, res Result, reason string) (Result, error) 
 func (r *runner) pause(ctx context.Context, rec *Record, retryAfter time.Duration) error {
 	n := rec.Attempts // the retry's number: attempt n+1 is retry n
 	d := r.delay(n, retryAfter)
-	fmt.Fprintf(r.log, "%s: retry %d in %s (backoff cap %s, Retry-After %s)\n", rec.Ref, n, d,
-		r.cfg.Policy.Cap(n), retryAfter)
+	asked := ""
+	if retryAfter > 0 {
+		asked = fmt.Sprintf(", Retry-After %s", retryAfter)
+	}
+	fmt.Fprintf(r.log, "%s: retry %d in %s (backoff cap %s%s)\n", rec.Ref, n, d.Round(time.Microsecond), r.cfg.Policy.Cap(n), asked)
 	if d <= 0 {
 		return nil
 	}
