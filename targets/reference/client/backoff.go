@@ -46,7 +46,8 @@ func ParseJitter(name string) (Jitter, error) {
 	return "", fmt.Errorf("unknown jitter %q (known: full, equal, none)", name)
 }
 
-// Policy is the client's retry policy. Zero fields take their defaults (see withDefaults).
+// Policy is the client's retry policy. Zero fields take the Default* values (a zero Max
+// is at least Initial).
 type Policy struct {
 	// MaxAttempts bounds the attempts of one operation, the first included, counted across
 	// restarts of the client.
