@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/targets/reference"
+	"github.com/retrysafe/retrysafe/targets/reference/client"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 	"github.com/spf13/cobra"
 )
@@ -12,10 +13,11 @@ import (
 func newMutantsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "mutants",
-		Short: "List the reference API's and the reference consumer's mutants, one per line, name first",
+		Short: "List the mutants of the reference API, consumer and client, one per line, name first",
 		Long: `List the mutants, one per line: the name (pass it to serve --mutant), the properties that
 must catch it, the stores it runs on, and its bug. The API's come first; the consumer's
-(serve --consumer) follow, with the transports they apply to.`,
+(serve --consumer) follow, with the transports they apply to; the client's (client
+--mutant, marked client:, no store) come last.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
@@ -31,6 +33,9 @@ must catch it, the stores it runs on, and its bug. The API's come first; the con
 				where := strings.Join(m.Stores, ",") + " on " + strings.Join(m.Transports, ",")
 				by := consumerCatches(m)
 				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s consumer: %s\n", m.Name, by, where, m.Bug)
+			}
+			for _, m := range client.Mutants {
+				fmt.Fprintf(w, "%-26s caught by %-26s stores %-40s client: %s\n", m.Name, m.CaughtBy, "-", m.Bug)
 			}
 			return nil
 		},

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/retrysafe/retrysafe/targets/reference/client"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newClientCmd) }
+
+// clientFlags are the flags of `retrysafe client`.
+type clientFlags struct {
+	url, state, ref, opsFile, mutant, jitter string
+	ops                                      int
+	policy                                   client.Policy
+}
+
+func newClientCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "client",
+		Short: "Run the reference idempotent client (optionally as a mutant) against an API",
+		Long: `Run the reference client: it performs operations one after another, each a
+POST URL/v1/orders with Content-Type: application/json, a fresh UUID v4 Idempotency-Key and
+the body {"ref", "amount", "currency", "created_at"}, and retries each until it succeeds
+(any 2xx) or fails finally.
+
+Operations: without --ops-file, --ops N operations with refs PREFIX-1 .. PREFIX-N (--ref
+PREFIX), amount 1000, currency eur. With --ops-file, one operation per entry of a JSON
+array [{"ref": "...", "params": {"amount": 2000, ...}}, ...], params merged into the body
+over the defaults; --ref is then unused and --ops, if given, must equal the entry count.
+Two entries with one ref are two operations with two keys.
+
+State: before an operation's first attempt its key and exact body are stored in --state
+(one file per operation, op-NNNN.json; temp file, fsync, rename). Run again with the same
+command line and directory after a kill: a pending operation resumes with its stored key
+and body, a finished one is not sent again (its line is printed again).
+
+Retries: on no response (refused, reset, closed, --attempt-timeout), any 5xx, 409 and 429,
+at most --max-attempts attempts per operation (counted across restarts). Never on 400, 401,
+403, 404, 422, any other 4xx, 1xx or 3xx. Retry n waits a delay drawn by --jitter below
+min(--backoff-max, --backoff-initial * --backoff-multiplier^(n-1)): full from [10ms, cap],
+equal from [cap/2, cap], none the cap; never under 10ms; and at least the Retry-After
+(seconds or HTTP-date) of a 409, 429 or 503.
+
+Output: one line per operation on stdout, "ok REF key=KEY attempts=N" (key=- when none
+was sent) or "failed REF: REASON"; one line per attempt and wait on stderr.
+Exit codes: 0 every operation succeeded; 1 at least one failed; 2 bad flags, ops file or
+state directory; 3 interrupted by SIGINT or SIGTERM (the attempt in flight is abandoned,
+its operation stays pending).
+
+--mutant runs a deliberately broken client; 'retrysafe mutants' lists them (client:).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return err
+			}
+			cfg.Out, cfg.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			sum, err := client.Run(ctx, cfg)
+			switch {
+			case errors.Is(err, client.ErrInterrupted):
+				return &exitError{exitIncomplete, err}
+			case err != nil:
+				return usageErr("client: %v", err)
+			case sum.Failed > 0:
+				return &exitError{exitViolation, fmt.Errorf("client: %d of %d operations failed", sum.Failed, len(sum.Results))}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "url", "", "the API's base URL, http://127.0.0.1:PORT (required)")
+	fl.StringVar(&f.state, "state", "", "state directory, kept across restarts of the client (required; created if missing)")
+	fl.StringVar(&f.ref, "ref", "", "ref prefix: operations are PREFIX-1 .. PREFIX-N (required without --ops-file)")
+	fl.IntVar(&f.ops, "ops", 0, "number of operations (required without --ops-file; with it, must equal its entry count)")
+	fl.StringVar(&f.opsFile, "ops-file", "", `JSON file of operations: [{"ref": "...", "params": {...}}, ...]`)
+	fl.StringVar(&f.mutant, "mutant", "", "run a deliberately broken client (see `retrysafe mutants`)")
+	fl.IntVar(&f.policy.MaxAttempts, "max-attempts", client.DefaultMaxAttempts, "attempts per operation, the first included")
+	fl.DurationVar(&f.policy.AttemptTimeout, "attempt-timeout", client.DefaultAttemptTimeout, "bound of one attempt; the client then closes its connection")
+	fl.DurationVar(&f.policy.Initial, "backoff-initial", client.DefaultBackoffInitial, "backoff cap of the first retry")
+	fl.Float64Var(&f.policy.Multiplier, "backoff-multiplier", client.DefaultBackoffMultiplier, "factor of the backoff cap from one retry to the next")
+	fl.DurationVar(&f.policy.Max, "backoff-max", client.DefaultBackoffMax, "largest backoff cap")
+	fl.StringVar(&f.jitter, "jitter", string(client.DefaultJitter), "how a delay is drawn below its cap: full, equal or none")
+	return cmd
+}
+
+// config checks the flags and returns the client's configuration; its errors are exit 2.
+func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
+	var err error
+	cfg := client.Config{BaseURL: f.url, StateDir: f.state, Policy: f.policy}
+	if cfg.Mutant, err = client.ParseMutant(f.mutant); err != nil {
+		return cfg, usageErr("--mutant: %v", err)
+	}
+	if cfg.Policy.Jitter, err = client.ParseJitter(f.jitter); err != nil {
+		return cfg, usageErr("--jitter: %v", err)
+	}
+	if err := cfg.Policy.Check(); err != nil {
+		return cfg, usageErr("%v", err)
+	}
+	for _, z := range []struct {
+		flag string
+		zero bool
+	}{
+		{"max-attempts", f.policy.MaxAttempts == 0}, {"attempt-timeout", f.policy.AttemptTimeout == 0},
+		{"backoff-initial", f.policy.Initial == 0}, {"backoff-max", f.policy.Max == 0},
+	} {
+		if z.zero {
+			return cfg, usageErr("--%s %s: must be positive", z.flag, cmd.Flags().Lookup(z.flag).Value)
+		}
+	}
+	switch {
+	case f.url == "":
+		return cfg, usageErr("--url: the API's base URL is required (http://127.0.0.1:PORT)")
+	case f.state == "":
+		return cfg, usageErr("--state: a state directory is required (it keeps pending operations across restarts)")
+	case f.opsFile != "":
+		if cfg.Ops, err = client.ReadOpsFile(f.opsFile); err != nil {
+			return cfg, usageErr("--ops-file %v", err)
+		}
+		if cmd.Flags().Changed("ops") && f.ops != len(cfg.Ops) {
+			return cfg, usageErr("--ops %d, but --ops-file %s has %d entries: give the entry count or leave --ops out", f.ops, f.opsFile, len(cfg.Ops))
+		}
+	case f.ref == "":
+		return cfg, usageErr("--ref: a ref prefix is required without --ops-file (operations are PREFIX-1 .. PREFIX-N)")
+	case f.ops < 1:
+		return cfg, usageErr("--ops %d: at least 1 operation is needed (or give --ops-file)", f.ops)
+	default:
+		cfg.Ops = client.Operations(f.ref, f.ops)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,375 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// uuidV4 matches a bare UUID v4.
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// sameKeyAndBody fails the test unless every attempt carries one UUID v4 key and
+// byte-identical JSON.
+func sameKeyAndBody(t *testing.T, ss []seen) {
+	t.Helper()
+	for i, s := range ss {
+		if !uuidV4.MatchString(s.key) {
+			t.Errorf("attempt %d: Idempotency-Key %q (present %v), want a bare UUID v4", i+1, s.key, s.hasKey)
+		}
+		if s.ctype != "application/json" {
+			t.Errorf("attempt %d: Content-Type %q, want application/json", i+1, s.ctype)
+		}
+		if s.key != ss[0].key || !bytes.Equal(s.body, ss[0].body) {
+			t.Errorf("attempt %d sent key %s body %s; attempt 1 sent key %s body %s", i+1, s.key, s.body, ss[0].key, ss[0].body)
+		}
+	}
+}
+
+func TestRetriesTransientWithTheSameKeyAndBody(t *testing.T) {
+	t.Parallel()
+	hold := fast
+	hold.AttemptTimeout = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		first  step
+		policy Policy
+	}{
+		{"dropped response", dropStep, fast},
+		{"held until the attempt timeout", holdStep, hold},
+		{"500", answerWith(500), fast},
+		{"502", answerWith(502), fast},
+		{"503", answerWith(503), fast},
+		{"409 in progress", answerWith(409), fast},
+		{"429", answerWith(429), fast},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, steps(tc.first, tc.first))
+			r := runClient(t.Context(), t, a, Config{Policy: tc.policy})
+			if r.err != nil {
+				t.Fatalf("Run: %v", r.err)
+			}
+			ss := a.attempts("order-1")
+			if len(ss) != 3 {
+				t.Fatalf("the API saw %d attempts, want 3 (two %s, then 201)\nlog:\n%s", len(ss), tc.name, r.log)
+			}
+			sameKeyAndBody(t, ss)
+			want := "ok order-1 key=" + ss[0].key + " attempts=3\n"
+			if r.out != want || r.sum.Succeeded != 1 || r.sum.Failed != 0 {
+				t.Errorf("output %q, summary %+v; want %q, 1 succeeded", r.out, r.sum, want)
+			}
+		})
+	}
+}
+
+func TestRejectionsAreNeverRetried(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{400, 401, 403, 404, 422, 418, 302} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, func(ref string, _ int) step {
+				if ref == "order-1" {
+					return answerWith(status, "Retry-After", "1")
+				}
+				return okStep
+			})
+			r := runClient(t.Context(), t, a, Config{Ops: Operations("order", 2)})
+			if r.err != nil {
+				t.Fatalf("Run: %v", r.err)
+			}
+			if n := len(a.attempts("order-1")); n != 1 {
+				t.Errorf("the API saw %d attempts of the rejected operation, want 1", n)
+			}
+			lines := strings.Split(strings.TrimSpace(r.out), "\n")
+			want := []string{"failed order-1: " + strconv.Itoa(status) + " after 1 attempt", "ok order-2 key="}
+			if len(lines) != 2 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) {
+				t.Errorf("output:\n%s\nwant lines %q and %q...", r.out, want[0], want[1])
+			}
+			if r.sum.Failed != 1 || r.sum.Succeeded != 1 {
+				t.Errorf("summary %+v, want 1 failed and 1 succeeded", r.sum)
+			}
+		})
+	}
+}
+
+func TestHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	inTwoSeconds := func() string { return time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat) }
+	for _, tc := range []struct {
+		name    string
+		first   func() step
+		honours bool
+	}{
+		{"429 delta-seconds", func() step { return answerWith(429, "Retry-After", "1") }, true},
+		{"503 HTTP-date", func() step { return answerWith(503, "Retry-After", inTwoSeconds()) }, true},
+		{"409 delta-seconds", func() step { return answerWith(409, "Retry-After", "1") }, true},
+		{"500 is not asked to wait", func() step { return answerWith(500, "Retry-After", "1") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var asked step
+			a := newAPI(t, func(_ string, n int) step {
+				if n == 1 {
+					asked = tc.first()
+					return asked
+				}
+				return okStep
+			})
+			r := runClient(t.Context(), t, a, Config{})
+			if r.err != nil {
+				t.Fatalf("Run: %v", r.err)
+			}
+			ss := a.attempts("order-1")
+			if len(ss) != 2 {
+				t.Fatalf("the API saw %d attempts, want 2", len(ss))
+			}
+			wait, _ := ParseRetryAfter(asked.header["Retry-After"], ss[0].at)
+			notBefore := ss[0].at.Add(wait)
+			if at, err := http.ParseTime(asked.header["Retry-After"]); err == nil {
+				notBefore = at
+			}
+			early := ss[1].at.Before(notBefore)
+			if tc.honours && early {
+				t.Errorf("the retry came %s after the first attempt, before Retry-After %s", ss[1].at.Sub(ss[0].at), asked.header["Retry-After"])
+			}
+			if !tc.honours && !early {
+				t.Errorf("the retry after a 500 waited %s: Retry-After is honoured on 409, 429 and 503 only", ss[1].at.Sub(ss[0].at))
+			}
+		})
+	}
+}
+
+func TestStopsAfterMaxAttempts(t *testing.T) {
+	t.Parallel()
+	hold := Policy{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, AttemptTimeout: 100 * time.Millisecond, MaxAttempts: 3}
+	for _, tc := range []struct {
+		name   string
+		step   step
+		policy Policy
+		sent   int
+		want   string
+	}{
+		{"503", answerWith(503), fast, 5, "failed order-1: gave up after 5 attempts: 503"},
+		{"dropped", dropStep, Policy{Initial: 10 * time.Millisecond, MaxAttempts: 2}, 2, "failed order-1: gave up after 2 attempts: connection closed without a response"},
+		{"held", holdStep, hold, 3, "failed order-1: gave up after 3 attempts: no answer within 100ms (attempt timeout)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, always(tc.step))
+			r := runClient(t.Context(), t, a, Config{Policy: tc.policy})
+			if r.err != nil {
+				t.Fatalf("Run: %v", r.err)
+			}
+			if n := len(a.attempts("")); n != tc.sent {
+				t.Errorf("the API saw %d attempts, want %d", n, tc.sent)
+			}
+			if strings.TrimSpace(r.out) != tc.want || r.sum.Failed != 1 {
+				t.Errorf("output %q, summary %+v; want %q, 1 failed", r.out, r.sum, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewKeyPerOperation(t *testing.T) {
+	ops, err := ParseOps([]byte(`[
+		{"ref": "order-7", "params": {"amount": 2000}},
+		{"ref": "order-7", "params": {"amount": 3000, "currency": "usd"}}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAPI(t, steps())
+	r := runClient(t.Context(), t, a, Config{Ops: ops})
+	if r.err != nil || r.sum.Succeeded != 2 {
+		t.Fatalf("Run: %v, summary %+v", r.err, r.sum)
+	}
+	ss := a.attempts("order-7")
+	if len(ss) != 2 || ss[0].key == ss[1].key {
+		t.Fatalf("two operations with one ref sent keys %q, want two different keys", keys(ss))
+	}
+	for i, want := range []map[string]any{
+		{"ref": "order-7", "amount": 2000.0, "currency": "eur"},
+		{"ref": "order-7", "amount": 3000.0, "currency": "usd"},
+	} {
+		var got map[string]any
+		if err := json.Unmarshal(ss[i].body, &got); err != nil {
+			t.Fatalf("operation %d: body %s: %v", i+1, ss[i].body, err)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, got["created_at"].(string)); err != nil {
+			t.Errorf("operation %d: created_at: %v", i+1, err)
+		}
+		delete(got, "created_at")
+		if !equalJSON(got, want) {
+			t.Errorf("operation %d: body %v, want %v and created_at", i+1, got, want)
+		}
+	}
+}
+
+func TestDefaultOperations(t *testing.T) {
+	a := newAPI(t, steps())
+	r := runClient(t.Context(), t, a, Config{Ops: Operations("pay", 3)})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var refs []string
+	for _, s := range a.attempts("") {
+		var b struct {
+			Ref      string
+			Amount   int
+			Currency string
+		}
+		if err := json.Unmarshal(s.body, &b); err != nil || b.Amount != DefaultAmount || b.Currency != DefaultCurrency {
+			t.Errorf("body %s (%v), want amount %d, currency %s", s.body, err, DefaultAmount, DefaultCurrency)
+		}
+		refs = append(refs, b.Ref)
+	}
+	if want := []string{"pay-1", "pay-2", "pay-3"}; !slices.Equal(refs, want) {
+		t.Errorf("refs %q, want %q, in order", refs, want)
+	}
+}
+
+func TestJitterSpreadsFirstRetries(t *testing.T) {
+	t.Parallel()
+	const ops = 8
+	p := Policy{Initial: 200 * time.Millisecond, Max: time.Second}
+	a := newAPI(t, steps(answerWith(503)))
+	r := runClient(t.Context(), t, a, Config{Ops: Operations("order", ops), Policy: p})
+	if r.err != nil || r.sum.Succeeded != ops {
+		t.Fatalf("Run: %v, summary %+v", r.err, r.sum)
+	}
+	first := firstRetryGaps(t, a, ops)
+	lo, hi := slices.Min(first), slices.Max(first)
+	if lo < MinDelay || hi > p.Initial+150*time.Millisecond {
+		t.Errorf("first-retry gaps %v, want each in [%s, %s] (+ scheduling)", first, MinDelay, p.Initial)
+	}
+	if hi-lo < 30*time.Millisecond {
+		t.Errorf("first-retry gaps %v of %d operations are within %s of each other: no jitter?", first, ops, hi-lo)
+	}
+}
+
+// firstRetryGaps returns, for operations order-1..order-N, the time between the first
+// attempt and the first retry.
+func firstRetryGaps(t *testing.T, a *api, n int) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for i := 1; i <= n; i++ {
+		g := gaps(a.attempts("order-" + strconv.Itoa(i)))
+		if len(g) == 0 {
+			t.Fatalf("order-%d was not retried", i)
+		}
+		out = append(out, g[0])
+	}
+	return out
+}
+
+func TestRestartResumesThePendingOperation(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, func(ref string, n int) step {
+		if ref == "order-2" && n == 1 {
+			cancel() // the client is stopped mid-attempt, as by a kill
+			return holdStep
+		}
+		return okStep
+	})
+	cfg := Config{StateDir: dir, Ops: Operations("order", 3)}
+	first := runClient(ctx, t, a, cfg)
+	if !errors.Is(first.err, ErrInterrupted) {
+		t.Fatalf("first run: %v, want ErrInterrupted", first.err)
+	}
+	recs, err := ReadState(dir)
+	if err != nil || len(recs) != 2 || recs[1].Status != StatusPending || recs[1].Attempts != 1 {
+		t.Fatalf("state after the stop: %+v (%v), want order-1 done and order-2 pending after 1 attempt", recs, err)
+	}
+	second := runClient(t.Context(), t, a, cfg)
+	if second.err != nil || second.sum.Succeeded != 3 {
+		t.Fatalf("second run: %v, summary %+v", second.err, second.sum)
+	}
+	if n := len(a.attempts("order-1")); n != 1 {
+		t.Errorf("order-1, done before the restart, was sent %d times, want once", n)
+	}
+	held := a.attempts("order-2")
+	if len(held) != 2 {
+		t.Fatalf("order-2 was sent %d times, want 2 (held, then resumed)", len(held))
+	}
+	sameKeyAndBody(t, held)
+	if held[0].key != recs[1].Key || string(held[0].body) != recs[1].Body {
+		t.Errorf("the held attempt sent key %s body %s; the state holds key %s body %s", held[0].key, held[0].body, recs[1].Key, recs[1].Body)
+	}
+	want := "ok order-1 key=" + recs[0].Key + " attempts=1\nok order-2 key=" + held[0].key + " attempts=2\n"
+	if !strings.HasPrefix(second.out, want) {
+		t.Errorf("second run printed:\n%s\nwant it to start with:\n%s", second.out, want)
+	}
+}
+
+func TestRestartAfterTheLastAttemptReportsFailure(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, func(string, int) step { cancel(); return holdStep })
+	cfg := Config{StateDir: dir, Policy: Policy{MaxAttempts: 1, Initial: 10 * time.Millisecond}}
+	if r := runClient(ctx, t, a, cfg); !errors.Is(r.err, ErrInterrupted) {
+		t.Fatalf("first run: %v, want ErrInterrupted", r.err)
+	}
+	r := runClient(t.Context(), t, a, cfg)
+	want := "failed order-1: gave up after 1 attempt: the outcome of the last one is unknown (the client stopped during it)\n"
+	if r.err != nil || r.out != want {
+		t.Errorf("second run: %v, output %q; want %q", r.err, r.out, want)
+	}
+	if n := len(a.attempts("")); n != 1 {
+		t.Errorf("the API saw %d attempts, want 1: max-attempts counts across restarts", n)
+	}
+}
+
+func TestTransportNeverResendsOnAReusedConnection(t *testing.T) {
+	script := func(ref string, n int) step {
+		if strings.HasSuffix(ref, "-2") && n == 1 {
+			return dropStep
+		}
+		return okStep
+	}
+	t.Run("control: a plain http.Client re-sends", func(t *testing.T) {
+		a := newAPI(t, script)
+		for _, ref := range []string{"plain-1", "plain-2"} {
+			req, _ := http.NewRequest(http.MethodPost, a.srv.URL+OrdersPath, strings.NewReader(`{"ref":"`+ref+`"}`))
+			req.Header.Set("Idempotency-Key", "k-"+ref)
+			resp, err := a.srv.Client().Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", ref, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body) // read to the end, so that the connection is reused
+			resp.Body.Close()
+		}
+		if n := len(a.attempts("plain-2")); n != 2 {
+			t.Fatalf("one Do of plain-2 reached the API %d times; the control expects Go's silent re-send (2)", n)
+		}
+	})
+	a := newAPI(t, script)
+	r := runClient(t.Context(), t, a, Config{Ops: Operations("order", 2)})
+	if r.err != nil || r.sum.Succeeded != 2 {
+		t.Fatalf("Run: %v, summary %+v", r.err, r.sum)
+	}
+	ss := a.attempts("order-2")
+	if len(ss) != 2 || r.sum.Results[1].Attempts != 2 {
+		t.Fatalf("order-2: the API saw %d attempts and the client counted %d, want 2 and 2", len(ss), r.sum.Results[1].Attempts)
+	}
+	if ss[0].remote != a.attempts("order-1")[0].remote {
+		t.Errorf("order-2's first attempt came on a new connection: the test did not exercise a reused one")
+	}
+}
+
+// equalJSON compares two decoded JSON values.
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}

@@ -1,0 +1,268 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scenario is the scripted run that shows one mutant's bug: it runs the client as mutant m
+// and reports whether the bug was observed, with what it saw. show may run on any
+// goroutine, so it never calls t.Fatal.
+type scenario struct {
+	bugOf Mutant
+	show  func(t *testing.T, m Mutant) (bool, string)
+}
+
+// scenarios has one scenario per mutant, in the table's order.
+func scenarios() []scenario {
+	return []scenario{
+		{MutantNeverRetries, showNeverRetries},
+		{MutantNewKeyPerRetry, showNewKeyPerRetry},
+		{MutantNoJitter, showNoJitter},
+		{MutantIgnoresRetryAfter, showIgnoresRetryAfter},
+		{MutantRetriesRejections, showRetriesRejections},
+		{MutantUnbounded, showUnbounded},
+		{MutantKeyInMemory, showKeyInMemory},
+		{MutantNoKey, showNoKey},
+		{MutantBodyDrift, showBodyDrift},
+		{MutantKeyFromRef, showKeyFromRef},
+		{MutantRetriesImmediately, showRetriesImmediately},
+	}
+}
+
+// alsoShows lists, per mutant, the other scenarios its one change shows too: retrying at
+// once ignores Retry-After as well, and a fresh key per retry is also a fresh key for the
+// first retry after a restart.
+var alsoShows = map[Mutant][]Mutant{
+	MutantRetriesImmediately: {MutantIgnoresRetryAfter},
+	MutantNewKeyPerRetry:     {MutantKeyInMemory},
+}
+
+// TestMutantsShowTheirBugsAndNoOthers runs every scenario against the correct client and
+// every mutant: each mutant's bug must show in its own scenario, and in no other except
+// those alsoShows declares; the correct client must show none. So a mutant that stops
+// being broken, one that changes more than its one thing, and a scenario that cannot tell
+// all fail the test. The runs, mostly waiting, go concurrently (t.Parallel would run only
+// GOMAXPROCS of them at a time); the verdicts are reported per client.
+func TestMutantsShowTheirBugsAndNoOthers(t *testing.T) {
+	t.Parallel()
+	all := scenarios()
+	for _, info := range Mutants {
+		if !slices.ContainsFunc(all, func(s scenario) bool { return s.bugOf == info.Name }) {
+			t.Errorf("mutant %s has no scenario", info.Name)
+		}
+	}
+	type run struct{ client, bugOf Mutant }
+	type showing struct {
+		shown bool
+		saw   string
+	}
+	clients := append([]Mutant{MutantNone}, mutantNames()...)
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		seen = map[run]showing{}
+		sem  = make(chan struct{}, 16)
+	)
+	for _, m := range clients {
+		for _, s := range all {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				shown, saw := s.show(t, m)
+				mu.Lock()
+				seen[run{m, s.bugOf}] = showing{shown, saw}
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	for _, m := range clients {
+		t.Run(orCorrect(m), func(t *testing.T) {
+			for _, s := range all {
+				got := seen[run{m, s.bugOf}]
+				want := m == s.bugOf || slices.Contains(alsoShows[m], s.bugOf)
+				switch {
+				case want && !got.shown:
+					t.Errorf("%s does not show the bug of %s in its scenario: %s", orCorrect(m), s.bugOf, got.saw)
+				case !want && got.shown:
+					t.Errorf("%s shows the bug of %s: %s", orCorrect(m), s.bugOf, got.saw)
+				}
+			}
+		})
+	}
+}
+
+func TestMutantTable(t *testing.T) {
+	seen := map[Mutant]bool{}
+	for _, info := range Mutants {
+		if seen[info.Name] || info.Bug == "" || info.CaughtBy == "" {
+			t.Errorf("row %+v: names must be unique, bug and property set", info)
+		}
+		seen[info.Name] = true
+		if got, err := ParseMutant(string(info.Name)); err != nil || got != info.Name {
+			t.Errorf("ParseMutant(%q) = %q, %v", info.Name, got, err)
+		}
+	}
+	for _, name := range []string{"", "none"} {
+		if got, err := ParseMutant(name); err != nil || got != MutantNone {
+			t.Errorf("ParseMutant(%q) = %q, %v; want the correct client", name, got, err)
+		}
+	}
+	_, err := ParseMutant("no-jiter")
+	if err == nil || !strings.Contains(err.Error(), "no-jitter") {
+		t.Errorf("ParseMutant(no-jiter) = %v, want an error listing the known mutants", err)
+	}
+}
+
+func showNeverRetries(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	r := runClient(t.Context(), t, a, Config{Mutant: m})
+	return r.sum.Failed == 1 && len(a.attempts("")) == 1, fmt.Sprintf("one 503, then 201: %q", r.out)
+}
+
+func showNewKeyPerRetry(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503), dropStep))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	ks := keys(a.attempts(""))
+	return len(distinct(ks)) > 1, fmt.Sprintf("keys of the attempts of one operation: %q", ks)
+}
+
+// showNoJitter shows a client that waits the cap itself before every first retry: with
+// full jitter the correct client waits less than the cap, at a random point of [10ms, cap],
+// so that all five of its first retries waiting the cap or more is (nearly) impossible.
+func showNoJitter(t *testing.T, m Mutant) (bool, string) {
+	const ops = 5
+	p := Policy{Initial: 300 * time.Millisecond, Max: time.Second}
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: Operations("order", ops), Policy: p})
+	var first []time.Duration
+	for i := 1; i <= ops; i++ {
+		if g := gaps(a.attempts(fmt.Sprintf("order-%d", i))); len(g) > 0 {
+			first = append(first, g[0])
+		}
+	}
+	if len(first) < ops {
+		return false, fmt.Sprintf("only %d operations were retried", len(first))
+	}
+	return slices.Min(first) >= p.Initial, fmt.Sprintf("first-retry gaps of %d operations with backoff cap %s: %v", ops, p.Initial, first)
+}
+
+func showIgnoresRetryAfter(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(429, "Retry-After", "1")))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	g := gaps(a.attempts(""))
+	return len(g) > 0 && g[0] < time.Second, fmt.Sprintf("429 with Retry-After: 1, then the retry after %v", g)
+}
+
+func showRetriesRejections(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, func(ref string, _ int) step {
+		if ref == "order-1" {
+			return answerWith(400)
+		}
+		return answerWith(422)
+	})
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: Operations("order", 2)})
+	n400, n422 := len(a.attempts("order-1")), len(a.attempts("order-2"))
+	return n400 > 1 || n422 > 1, fmt.Sprintf("a 400 was sent %d times, a 422 %d times", n400, n422)
+}
+
+func showUnbounded(t *testing.T, m Mutant) (bool, string) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a := newAPI(t, func(_ string, n int) step {
+		if n > 5 {
+			cancel() // enough: it would go on for ever
+		}
+		return answerWith(503)
+	})
+	p := Policy{MaxAttempts: 3, Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}
+	r := runClient(ctx, t, a, Config{Mutant: m, Policy: p})
+	n := len(a.attempts(""))
+	return n > p.MaxAttempts, fmt.Sprintf("always 503, max-attempts %d: %d attempts (%v)", p.MaxAttempts, n, r.err)
+}
+
+func showKeyInMemory(t *testing.T, m Mutant) (bool, string) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, func(_ string, n int) step {
+		if n == 1 {
+			cancel() // stopped mid-attempt, as by a kill
+			return holdStep
+		}
+		return okStep
+	})
+	runClient(ctx, t, a, Config{Mutant: m, StateDir: dir})
+	runClient(t.Context(), t, a, Config{Mutant: m, StateDir: dir})
+	ks := keys(a.attempts(""))
+	return len(ks) > 1 && ks[1] != ks[0], fmt.Sprintf("the held attempt's key, then the keys after the restart: %q", ks)
+}
+
+func showNoKey(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	var without int
+	for _, s := range a.attempts("") {
+		if !s.hasKey {
+			without++
+		}
+	}
+	return without > 0, fmt.Sprintf("%d of %d attempts carry no Idempotency-Key", without, len(a.attempts("")))
+}
+
+func showBodyDrift(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	var bodies []string
+	for _, s := range a.attempts("") {
+		bodies = append(bodies, string(s.body))
+	}
+	return len(distinct(bodies)) > 1, fmt.Sprintf("bodies of the attempts of one operation: %q", bodies)
+}
+
+func showKeyFromRef(t *testing.T, m Mutant) (bool, string) {
+	ops := []Operation{{Ref: "order-1", Params: map[string]any{"amount": 2000}}, {Ref: "order-1", Params: map[string]any{"amount": 3000}}}
+	a := newAPI(t, steps())
+	runClient(t.Context(), t, a, Config{Mutant: m, Ops: ops})
+	ks := keys(a.attempts("order-1"))
+	return len(ks) == 2 && ks[0] != "" && ks[0] == ks[1], fmt.Sprintf("keys of two operations with one ref: %q", ks)
+}
+
+// showRetriesImmediately shows a client that does not wait at all: without jitter the
+// correct client waits its 200ms cap, so a gap under half of it is no backoff.
+func showRetriesImmediately(t *testing.T, m Mutant) (bool, string) {
+	p := Policy{Initial: 200 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: JitterNone}
+	a := newAPI(t, steps(answerWith(503), answerWith(503)))
+	runClient(t.Context(), t, a, Config{Mutant: m, Policy: p})
+	g := gaps(a.attempts(""))
+	return len(g) > 0 && slices.Min(g) < p.Initial/2, fmt.Sprintf("gaps between attempts after 503s, with a backoff of %s: %v", p.Initial, g)
+}
+
+// mutantNames returns every mutant's name, in the table's order.
+func mutantNames() []Mutant {
+	out := make([]Mutant, len(Mutants))
+	for i, info := range Mutants {
+		out[i] = info.Name
+	}
+	return out
+}
+
+// orCorrect names a mutant in test names and messages.
+func orCorrect(m Mutant) string {
+	if m == MutantNone {
+		return "correct"
+	}
+	return string(m)
+}
+
+// distinct returns the distinct values of ss.
+func distinct(ss []string) []string {
+	out := slices.Clone(ss)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

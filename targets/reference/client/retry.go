@@ -1,0 +1,117 @@
+package client
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The decisions of the client, each with the one place a mutant changes it.
+
+// outcome is what an attempt's answer means for its operation.
+type outcome int
+
+const (
+	succeeded outcome = iota // a 2xx: done
+	retryable                // may be transient: retry with the same key and body
+	final                    // rejected: fail now, never resend
+)
+
+// verdict is an attempt's outcome and the wait its answer asks for.
+type verdict struct {
+	kind       outcome
+	retryAfter time.Duration // the Retry-After honoured, 0 when none
+}
+
+// judge decides what an answer means: no response, any 5xx, 409 and 429 are retryable
+// (honouring Retry-After on 409, 429 and 503); a 2xx succeeds; anything else is final.
+func (r *runner) judge(a answer) verdict {
+	switch s := a.status; {
+	case s == 0:
+		return verdict{kind: retryable}
+	case s >= 200 && s <= 299:
+		return verdict{kind: succeeded}
+	case s >= 500 || s == http.StatusConflict || s == http.StatusTooManyRequests:
+		v := verdict{kind: retryable}
+		if honoursRetryAfter(s) && r.cfg.Mutant != MutantIgnoresRetryAfter {
+			v.retryAfter, _ = ParseRetryAfter(a.header.Get("Retry-After"), time.Now())
+		}
+		return v
+	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && r.cfg.Mutant == MutantRetriesRejections:
+		return verdict{kind: retryable}
+	}
+	return verdict{kind: final}
+}
+
+// delay is the wait before retry n: the policy's jittered backoff, and at least the
+// Retry-After.
+func (r *runner) delay(n int, retryAfter time.Duration) time.Duration {
+	var d time.Duration
+	switch r.cfg.Mutant {
+	case MutantRetriesImmediately:
+		return 0
+	case MutantNoJitter:
+		d = r.cfg.Policy.Cap(n)
+	default:
+		d = r.cfg.Policy.Delay(n, r.cfg.Rand)
+	}
+	return max(d, retryAfter)
+}
+
+// maxAttempts is the most attempts an operation gets; 0 is no bound.
+func (r *runner) maxAttempts() int {
+	switch r.cfg.Mutant {
+	case MutantNeverRetries:
+		return 1
+	case MutantUnbounded:
+		return 0
+	}
+	return r.cfg.Policy.MaxAttempts
+}
+
+// operationKey draws a new operation's key: a random UUID v4.
+func (r *runner) operationKey(op Operation) (string, error) {
+	if r.cfg.Mutant == MutantKeyFromRef {
+		return keyFromRef(op.Ref), nil
+	}
+	return newKey()
+}
+
+// attemptKeyBody returns the key and body of the operation's next attempt: the stored ones.
+// The key is "" when no Idempotency-Key is to be sent.
+func (r *runner) attemptKeyBody(rec Record, op Operation) (key string, body []byte, err error) {
+	key, body = rec.Key, []byte(rec.Body)
+	retry := rec.Attempts > 0
+	switch {
+	case r.cfg.Mutant == MutantNoKey:
+		key = ""
+	case r.cfg.Mutant == MutantNewKeyPerRetry && retry:
+		key, err = newKey()
+	case r.cfg.Mutant == MutantBodyDrift && retry:
+		body, err = op.body(time.Now())
+	}
+	return key, body, err
+}
+
+// newKey returns a random UUID v4.
+func newKey() (string, error) {
+	u, err := uuid.NewRandom()
+	if err != nil {
+		return "", fmt.Errorf("drawing an Idempotency-Key: %v", err)
+	}
+	return u.String(), nil
+}
+
+// keyFromRef is the key-from-ref mutant's key: a hash of the ref shaped as a UUID v4, so
+// that only a second operation with the ref tells it from a random one.
+func keyFromRef(ref string) string {
+	sum := sha256.Sum256([]byte("retrysafe-client-key:" + ref))
+	var u uuid.UUID
+	copy(u[:], sum[:16])
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
+}
