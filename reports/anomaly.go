@@ -56,23 +56,58 @@ const (
 	// KindForgedEventAccepted: a consumer accepted an unsigned, wrongly signed, stale or
 	// tampered delivery.
 	KindForgedEventAccepted Kind = "forged-event-accepted"
+
+	// The client side: what a client sent the harness, playing the API.
+
+	// KindKeyChangedOnRetry: a retry of an operation carried another key than its first attempt.
+	KindKeyChangedOnRetry Kind = "key-changed-on-retry"
+	// KindBodyChangedOnRetry: a retry of an operation carried other parameters than its first
+	// attempt (Anomaly.What names the field).
+	KindBodyChangedOnRetry Kind = "body-changed-on-retry"
+	// KindKeyReusedAcrossOperations: two different operations were sent with one key.
+	KindKeyReusedAcrossOperations Kind = "key-reused-across-operations"
+	// KindMissingKey: a POST that was retried carried no idempotency key.
+	KindMissingKey Kind = "missing-key"
+	// KindKeyLostOnRestart: a client restarted with an operation pending resent it with a new key.
+	KindKeyLostOnRestart Kind = "key-lost-on-restart"
+	// KindRetriedRejection: a client resent a request the API rejected as invalid (400, 422, ...).
+	KindRetriedRejection Kind = "retried-rejection"
+	// KindRetryBeforeRetryAfter: a client retried sooner than the answer's Retry-After.
+	KindRetryBeforeRetryAfter Kind = "retry-before-retry-after"
+	// KindNoBackoff: a client's delay before a retry is outside its declared backoff, or under
+	// 10 ms (hammering).
+	KindNoBackoff Kind = "no-backoff"
+	// KindNoJitter: the delays of a client that declares jitter do not vary.
+	KindNoJitter Kind = "no-jitter"
+	// KindUnboundedRetries: a client went on retrying past its declared attempts.
+	KindUnboundedRetries Kind = "unbounded-retries"
+	// KindNoRetry: a client did not retry what it declares it retries (a transient failure).
+	KindNoRetry Kind = "no-retry"
+	// KindAbandonedOperation: a client gave up an operation without reporting a failure, or did
+	// not resume a pending one after a restart.
+	KindAbandonedOperation Kind = "abandoned-operation"
 )
 
 // Kinds lists every kind, in the order reports group them.
 var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
-	KindForgedEventAccepted, KindReplayDiffs, KindWrongStatus, KindServerError, KindNotExpired}
+	KindForgedEventAccepted, KindKeyChangedOnRetry, KindBodyChangedOnRetry, KindKeyReusedAcrossOperations, KindMissingKey,
+	KindKeyLostOnRestart, KindReplayDiffs, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
+	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation}
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
 var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
-	KindForgedEventAccepted}
+	KindForgedEventAccepted, KindKeyChangedOnRetry, KindBodyChangedOnRetry, KindKeyReusedAcrossOperations, KindMissingKey,
+	KindKeyLostOnRestart}
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
-// crossed a tenant, a credential or a request, an accepted mismatch, a stuck key. The others
-// (replay-differs, wrong-status, server-error, not-expired) differ from the declared profile.
+// crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, a client's key
+// that changed, was reused, went missing or was lost. The others (replay-differs, wrong-status,
+// server-error, not-expired, and a client's retries that differ from its declared policy) differ
+// from what the target declares.
 func (k Kind) Unsafe() bool { return slices.Contains(unsafeKinds, k) }
 
 // Valid reports whether k is one of Kinds.

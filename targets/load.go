@@ -19,7 +19,7 @@ import (
 )
 
 var topFields = []string{"name", "instances", "shared_store", "tls", "toxiproxy", "operations", "tenants",
-	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers"}
+	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers", "clients"}
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -128,6 +128,7 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Cleanup = d.cleanup(top)
 	t.Hooks = d.hooks(top)
 	t.Consumers = d.consumers(top)
+	t.Clients = d.clients(top)
 	d.needInstances(top, t)
 	d.checkReplicas(top, t)
 	if t.Lifecycle != nil && t.Lifecycle.UsesBroker() && !slices.ContainsFunc(t.Consumers, func(c *Consumer) bool { return c.Transport != TransportWebhook }) {
@@ -204,6 +205,8 @@ func (d *decoder) needInstances(top *object, t *Target) {
 	}
 	why := ""
 	switch {
+	case len(t.Operations) == 0 && len(t.Consumers) == 0 && len(t.Clients) > 0:
+		// clients only: the harness is the API they call
 	case len(t.Operations) > 0 || len(t.Consumers) == 0:
 		why = "the base URLs of the API, e.g. [http://127.0.0.1:8080]"
 	default:

@@ -114,8 +114,8 @@ var opFields = []string{"name", "method", "path", "headers", "body_format", "bod
 func (d *decoder) operations(top *object, t *Target) []*Operation {
 	nodes, ok := d.list(top, "operations")
 	if !ok {
-		if !top.has("consumers") {
-			d.ps.add(top.lineOf("operations"), "operations", "missing required field (the idempotent operations to test, or consumers)")
+		if !top.has("consumers") && !top.has("clients") {
+			d.ps.add(top.lineOf("operations"), "operations", "missing required field (the idempotent operations to test, or consumers, or clients)")
 		}
 		return nil
 	}

@@ -200,6 +200,8 @@ type Target struct {
 	Hooks *Hooks
 	// Consumers are the event consumers under test (webhook or queue); empty = none.
 	Consumers []*Consumer
+	// Clients are the clients of an idempotent API under test; empty = none.
+	Clients []*Client
 	// Secrets are extra values to redact from all output.
 	Secrets []string
 	// Warnings are declarations that are valid but contradict what an idempotent API should

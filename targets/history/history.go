@@ -71,6 +71,22 @@ type Attempt struct {
 	// Compacted reports an attempt stored compactly (see History.Compact):
 	// its request and response headers and its request body were not kept.
 	Compacted bool
+
+	// The client side, where the harness plays the API and records what a client sent.
+
+	// Identity names the logical operation the attempt belongs to (its declared identity
+	// fields' values): attempts are grouped by it, never by key.
+	Identity string
+	// Answer is what the harness answered: success, replay, drop (processed, the connection
+	// closed), hold (held until the client gave up), or a status code.
+	Answer string
+	// Answered is when the answer was written, or the connection closed without one.
+	Answered time.Time
+	// RetryAfter is the Retry-After the answer carried (0: none).
+	RetryAfter time.Duration
+	// Life is which start of the client process sent it: 1, then 2 after a restart (0: not a
+	// client's attempt).
+	Life int
 }
 
 // Duration is how long the attempt took, from Start to End.
