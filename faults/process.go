@@ -113,6 +113,17 @@ func (p *Process) Output() string {
 	return s
 }
 
+// ExitCode returns the exit status of a process that has exited: -1 when a signal ended it, or
+// while it runs.
+func (p *Process) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
+
 // Pid returns the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 

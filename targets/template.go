@@ -43,7 +43,7 @@ var (
 	requestFields   = []string{"Ref", "Key", "Tenant"}
 	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker"}
 	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq",
-		"EventID", "Object", "Version", "Time", "Type", "Broker"}
+		"EventID", "Object", "Version", "Time", "Type", "Broker", "URL", "CAFile", "State", "Ops", "OpsFile"}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
 		Broker: "127.0.0.1:4"}
@@ -162,6 +162,30 @@ func varField(v any, name string) (string, bool) {
 			return v.Broker, true
 		}
 		return varField(v.Vars, name)
+	case ClientVars:
+		switch name {
+		case "URL":
+			return v.URL, true
+		case "CAFile":
+			return v.CAFile, true
+		case "State":
+			return v.State, true
+		case "Ref":
+			return v.Ref, true
+		case "Ops":
+			return v.Ops, true
+		case "OpsFile":
+			return v.OpsFile, true
+		}
+	case ResponseVars:
+		switch name {
+		case "Key":
+			return v.Key, true
+		case "Seq":
+			return v.Seq, true
+		case "Ref":
+			return v.Ref, true
+		}
 	}
 	return "", false
 }
@@ -364,6 +388,10 @@ func (d *decoder) compile(src string, at srcPos, path string, known []string) (*
 // sampleFor returns sample values for templates that know these placeholders.
 func sampleFor(known []string) any {
 	switch {
+	case slices.Contains(known, "OpsFile"):
+		return ClientVars{URL: "http://127.0.0.1:8080", CAFile: "/tmp/ca.pem", State: "/tmp/state", Ref: "rs-sample", Ops: "3", OpsFile: "/tmp/ops.json"}
+	case slices.Contains(known, "Key") && slices.Contains(known, "Ref"):
+		return ResponseVars{Key: "k-sample", Seq: "1", Ref: "rs-sample-1"}
 	case slices.Contains(known, "EventID"):
 		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
 		if slices.Contains(known, "Ms") {

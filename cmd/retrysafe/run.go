@@ -11,6 +11,7 @@ import (
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/suites/ginkgorun"
+	"github.com/retrysafe/retrysafe/suites/selftest"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +27,7 @@ type runFlags struct {
 	strict    bool
 	store     string
 	consumer  string
+	client    bool
 
 	allowRemote bool
 }
@@ -37,9 +39,12 @@ func runCommand(f *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the conformance properties against a target",
-		Long: `Run the conformance properties against the API a target file describes, or, without
---target, against retrysafe's own reference API (started as a subprocess on SQLite in a temporary
-directory, with a short retention and lock timeout so that no property is skipped).
+		Long: `Run the conformance properties against the API, consumers and clients a target file
+describes, or, without --target, against retrysafe's own reference API (started as a subprocess
+on SQLite in a temporary directory, with a short retention and lock timeout so that no property
+is skipped); --consumer tests the reference event consumer instead, --client the reference
+client (the harness plays the API: a scripted server that fails on purpose, and judges the
+keys, bodies and delays of the client's retries).
 
 Prints progress per spec, then a table property x verdict with the evidence of each failure,
 and writes junit.xml, report.json and summary.md into --report-dir.
@@ -73,6 +78,7 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "test a target that is not on this machine (a host other than localhost, 127.0.0.0/8 or ::1); burst, rounds, replays and load rate then default to 4, 5, 5 and 20/s")
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API (or consumer) started without --target: memory, sqlite, postgres, redis")
 	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
+	fl.BoolVar(&f.client, "client", false, "without --target, test the reference client (retrysafe client) against the harness's scripted API instead of the API")
 	return cmd
 }
 
@@ -188,6 +194,22 @@ func markIncomplete(run *reports.Run, sigs *signalCatcher, deadline time.Time, t
 // loadRunTarget loads --target, or describes the reference API that the harness starts
 // itself (its processes start with the faults).
 func loadRunTarget(f *runFlags, tmp string) (*targets.Target, error) {
+	switch {
+	case f.client && f.target != "":
+		return nil, usageErr("--client tests the reference client: it takes no --target (declare clients in the target file)")
+	case f.client && f.consumer != "":
+		return nil, usageErr("--client and --consumer each test one reference side: pick one")
+	case f.client:
+		self, err := os.Executable()
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		t, err := selftest.ManagedClient(self, "")
+		if err != nil {
+			return nil, usageErr("describe the reference client: %v", err)
+		}
+		return t, nil
+	}
 	if f.target != "" {
 		if f.consumer != "" {
 			return nil, usageErr("--consumer starts the reference consumer: it takes no --target (declare consumers in the target file)")
@@ -259,6 +281,8 @@ func reproBase(f *runFlags) string {
 		s += " --target " + f.target
 	} else if f.consumer != "" {
 		s += " --consumer " + f.consumer
+	} else if f.client {
+		s += " --client"
 	}
 	if f.target == "" && f.store != "sqlite" {
 		s += " --store " + f.store
@@ -276,6 +300,9 @@ func where(t *targets.Target) string {
 		if d := c.Destination(); d != "" {
 			return d
 		}
+	}
+	if len(t.Clients) > 0 {
+		return "clients against the harness's scripted API"
 	}
 	return "no instance"
 }

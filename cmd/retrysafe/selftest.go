@@ -37,10 +37,11 @@ postgres, redis), in its default shape and its other shapes (UUID keys, no auth,
 property that must catch it; then the same for the reference consumer on each transport
 (webhook on every store; amqp and nats on sqlite and postgres), in two shapes: calling the
 harness's downstream sink, and calling nothing of the harness's (no-sink: test hooks, the event id
-in a message header on NATS), where every property takes its black-box path. Prints the matrix (rows
-mutants, columns stores; each cell killed, survived, pending or n-a; a cell marked * is
-reported, not required). Exit 0 only when the correct API and consumer pass everywhere and
-every required cell is killed.
+in a message header on NATS), where every property takes its black-box path; and the reference
+client ('retrysafe client', no store: its state is files) against the harness's scripted API,
+correct and as each of its mutants. Prints the matrix (rows mutants, columns stores; each cell
+killed, survived, pending or n-a; a cell marked * is reported, not required). Exit 0 only when
+the correct API, consumer and client pass everywhere and every required cell is killed.
 
 PostgreSQL and Redis are found at $RETRYSAFE_PG_DSN and $RETRYSAFE_REDIS_URL, or at the defaults
 of 'retrysafe serve'.`,
@@ -89,7 +90,8 @@ of 'retrysafe serve'.`,
 	f.StringVar(&stores, "stores", "", "comma-separated stores (default: memory,sqlite,postgres,redis)")
 	f.StringVar(&mutants, "mutants", "", "comma-separated rows to run (default: every mutant and "+selftest.TwoMemoryInstances+")")
 	f.BoolVar(&opts.NoConsumers, "no-consumers", false, "leave out the reference consumer's rows (webhook, amqp, nats)")
-	f.BoolVar(&opts.NoAPI, "no-api", false, "leave out the reference API's rows (run only the consumer's)")
+	f.BoolVar(&opts.NoAPI, "no-api", false, "leave out the reference API's rows")
+	f.BoolVar(&opts.NoClients, "no-clients", false, "leave out the reference client's rows")
 	f.StringVar(&shape, "consumer-shape", "", "run only the consumer rows of one shape: sink (it calls the harness's downstream) or no-sink (it calls nothing of the harness's: test hooks, black-box fault paths)")
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
@@ -113,7 +115,16 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 	}
 	header("correct API")
 	failed := map[string][]string{}
+	var clientFailed []string
+	clientRan := false
 	for _, c := range res.Correct {
+		if c.Side == selftest.SideClient {
+			clientRan = true
+			if c.Result == "fail" {
+				clientFailed = append(clientFailed, c.Property)
+			}
+			continue
+		}
 		if c.Result == "fail" {
 			name := c.Property
 			if c.Shape != "" {
@@ -136,10 +147,22 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 			fmt.Fprintf(w, "  %s fails: %s\n", s, strings.Join(failed[s], ", "))
 		}
 	}
+	if clientRan {
+		v := "pass"
+		if len(clientFailed) > 0 {
+			v = "FAIL: " + strings.Join(clientFailed, ", ")
+		}
+		fmt.Fprintf(w, "%-*s %s\n", matrixLabelWidth, "the reference client (every client property)", v)
+	}
 	fmt.Fprintln(w)
 	header("mutant (property)")
 	var last string
+	var clientCells []selftest.Cell
 	for _, c := range res.Cells {
+		if c.Side == selftest.SideClient {
+			clientCells = append(clientCells, c)
+			continue
+		}
 		label := c.Mutant + " (" + c.Property + ")"
 		switch {
 		case c.Shape == string(consumer.ShapeNoSink):
@@ -164,6 +187,16 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 		fmt.Fprintf(w, " %-10s", v)
 	}
 	fmt.Fprintln(w, "\n(* reported, not required)")
+	if len(clientCells) > 0 {
+		fmt.Fprintf(w, "\n%-*s %s\n", matrixLabelWidth, "client mutant (property)", "result (no store)")
+		for _, c := range clientCells {
+			v := c.Result
+			if c.Result == selftest.Survived {
+				v = "SURVIVED"
+			}
+			fmt.Fprintf(w, "%-*s %s\n", matrixLabelWidth, c.Mutant+" ("+c.Property+")", v)
+		}
+	}
 }
 
 func writeSelftestJSON(path string, res *selftest.Result) error {

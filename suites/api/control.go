@@ -34,5 +34,5 @@ different results and two business records.`,
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }

@@ -44,7 +44,7 @@ record and one downstream effect (the same downstream key on every attempt).`,
 		return []*Spec{spec(p, fmt.Sprintf("%s: after a SIGKILL between claim and write and a restart, the retry completes once", def.Name),
 			func(s *S) check.Result { return s.crashAfterClaim(s.NewOp(def)) })}
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // crashAfterClaim holds op's downstream call, kills the instance that holds it, restarts it,

@@ -51,7 +51,7 @@ MUST have exactly one, and no key MAY stay stuck past the lock timeout.`,
 		return []*Spec{spec(p, fmt.Sprintf("%d SIGKILLs under concurrent load leave exactly one record per operation", crashKills),
 			func(s *S) check.Result { return s.crashUnderLoad() })}
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // Shape of the crash-under-load run.

@@ -59,5 +59,5 @@ key MUST get the replay of the original: exactly one record and one downstream e
 			return check.DroppedResponse(d, s.Target.Profile)
 		})}
 	}
-	framework.Register(p)
+	register(p)
 }

@@ -59,7 +59,7 @@ record and one downstream effect. The key MUST NOT stay in flight past the lock 
 				return check.ErrorReplay(r, s.Target.Profile)
 			})}
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // defaultLockTimeout is how long a key may stay in flight after an error when the target

@@ -40,7 +40,7 @@ declared status, one record).`,
 		def := e.FirstObserved()
 		return []*Spec{expiryWithinSpec(p, e, def), expiryAfterSpec(p, e, def)}
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // expiryMargin is how long after the retention the expired retry is sent.

@@ -30,7 +30,7 @@ quoted and bare forms of one key MUST be the same key.`,
 		Covers:  "the first operation with an observer (keys are handled the same on every operation)",
 	}
 	p.Specs = func(e *Env) []*Spec { return keysSpecs(p, e) }
-	framework.Register(p)
+	register(p)
 }
 
 func keysSpecs(p *Property, e *Env) []*Spec {

@@ -47,5 +47,5 @@ first; no answer MUST be a 5xx or a status other than 2xx, the in-flight status 
 			return run.Result.Judge(run.Uncounted, countErr)
 		})}
 	}
-	framework.Register(p)
+	register(p)
 }

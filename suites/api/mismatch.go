@@ -43,7 +43,7 @@ body on a second operation MUST be an independent request with its own record.`,
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }
 
 func variantSpec(p *Property, e *Env, def *targets.Operation) *Spec {

@@ -47,7 +47,7 @@ replay, or the profile's in-flight status, never a 5xx; a retry after the burst 
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // raceRound fires one burst, retries once after it and counts the records.

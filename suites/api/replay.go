@@ -44,5 +44,5 @@ every replay, and leave exactly one business record.`,
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }

@@ -79,7 +79,7 @@ operation again: once released, one record and one downstream call.`,
 			return check.SlowFirstAttempt(sf, s.Target.Profile)
 		})}
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // heldAttempt is a first attempt held in flight until its client gave up: by the sink

@@ -42,7 +42,7 @@ credentials MUST be rejected and MUST NOT receive A's stored response.`,
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }
 
 func tenantScopeSpec(p *Property, e *Env, def *targets.Operation) *Spec {

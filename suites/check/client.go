@@ -171,13 +171,20 @@ func formJSON(body []byte) []byte {
 func RetriesTransient(r ClientRun, p targets.RetryPolicy) Result {
 	j := newJudge(consumerProfile)
 	j.opsSent(r)
+	judged := 0
 	for _, op := range r.Ops {
+		if slices.ContainsFunc(op.Attempts, func(a history.Attempt) bool { return retried(a, p) }) {
+			judged++
+		}
 		last := op.Attempts[len(op.Attempts)-1]
 		if retried(last, p) && len(op.Attempts) < p.MaxAttempts {
 			j.add(clientAnomaly(reports.KindNoRetry, last, fmt.Sprintf(
 				"operation %s was not retried after %s (attempt %d of %d declared), although the client declares it retries that",
 				op.Identity, answerWords(last), len(op.Attempts), p.MaxAttempts), last.Seq))
 		}
+	}
+	if judged == 0 && len(j.r.Anomalies) == 0 {
+		j.unknownf("no operation got a failure the client declares it retries: nothing was judged")
 	}
 	return j.result()
 }
@@ -490,8 +497,8 @@ func KeyPresent(r ClientRun) Result {
 		}
 		if len(seqs) > 0 {
 			j.add(clientAnomaly(reports.KindMissingKey, op.Attempts[0], fmt.Sprintf(
-				"operation %s was retried %d times and %d of its attempts carried no idempotency key: each can be a new charge",
-				op.Identity, len(op.Attempts)-1, len(seqs)), seqs...))
+				"operation %s was sent %d times and %d of its attempts carried no idempotency key: each can be a new charge",
+				op.Identity, len(op.Attempts), len(seqs)), seqs...))
 		}
 		j.opRecords(op)
 	}

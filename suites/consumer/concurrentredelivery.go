@@ -74,7 +74,7 @@ MUST still take effect exactly once.`,
 			})
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // concurrentDeliveries is how many deliveries of one event concurrent-redelivery releases

@@ -40,7 +40,7 @@ delivered that never takes effect is a dropped event.`,
 			return sp
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // crashAfterAck holds the downstream, publishes one event, kills every instance once the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -44,7 +43,7 @@ a redelivery of an applied event is a duplicate.`,
 			return sp
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // Shape of a crash-before-ack spec.

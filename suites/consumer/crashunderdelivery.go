@@ -57,7 +57,7 @@ acknowledged with no effect is a dropped event.`,
 			return sp
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // Shape of a crash-under-delivery spec.

@@ -49,7 +49,7 @@ On JetStream duplicates are published only past the broker's duplicates window, 
 			return sp
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // DefaultDeliveryLoadDuration bounds delivery-load's attack.

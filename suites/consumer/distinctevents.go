@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -34,5 +33,5 @@ MUST each take effect exactly once: a consumer deduplicates on the event id, nev
 			})
 		})
 	}
-	framework.Register(p)
+	register(p)
 }

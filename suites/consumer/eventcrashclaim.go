@@ -55,7 +55,7 @@ margin and the event MUST take effect exactly once (acknowledged with no effect 
 			return spec(p, text, func(s *S) check.Result { return s.eventCrashAfterClaim(s.NewEvent(c)) })
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // eventCrashAfterClaim holds the event's downstream call, kills the consumer instance that

@@ -50,7 +50,7 @@ and the event MUST take effect exactly once: a failed attempt never marks the ev
 				Skip: "the target declares no downstream and the consumer no hooks.fail_next: nothing can make its handling fail"}
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // failure makes the first attempt at an event fail: it arms the failure, delivers the event

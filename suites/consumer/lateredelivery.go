@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -64,7 +63,7 @@ longer).`,
 			})
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // lateDelays are the delays after the first delivery at which late-redelivery redelivers: four

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -62,7 +61,7 @@ be acknowledged and the event MUST take effect exactly once.`,
 			})
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // lostAckProcessWait is how long lost-ack waits for the consumer to show the effect of the

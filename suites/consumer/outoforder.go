@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -42,7 +41,7 @@ newer one), and MUST apply each event at most once (the newest exactly once).`,
 			return spec(p, text, func(s *S) check.Result { return s.outOfOrder(c, n) })
 		})
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // outOfOrderVersions is how many versions of one object out-of-order delivers.

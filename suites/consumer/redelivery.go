@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -46,7 +45,7 @@ time and MUST take effect exactly once, also when a redelivery carries the same 
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // redeliver delivers one event once per delivery given, in sequence (delivery i to instance i),

@@ -28,3 +28,9 @@ type S struct{ *framework.S }
 func spec(p *Property, text string, body func(*S) check.Result) *Spec {
 	return p.Spec(text, func(s *framework.S) check.Result { return body(&S{s}) })
 }
+
+// register adds a property of this side to the framework's registry.
+func register(p *Property) {
+	p.Side = framework.SideConsumer
+	framework.Register(p)
+}

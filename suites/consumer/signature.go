@@ -44,7 +44,7 @@ same event from taking effect; a correctly signed delivery MUST be accepted (2xx
 		}
 		return out
 	}
-	framework.Register(p)
+	register(p)
 }
 
 // forgeries are the forged deliveries the signature property sends.

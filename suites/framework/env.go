@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults"
+
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 	"github.com/retrysafe/retrysafe/targets/httpclient"
@@ -119,9 +121,15 @@ type Env struct {
 	Faults *Faults
 
 	Observer *http.Client
-	seq      atomic.Int64
-	rngMu    sync.Mutex
-	rng      *rand.Rand
+	// InProcess drives the clients that declare no command (suites.RunClientT); nil otherwise.
+	InProcess *InProcessClient
+
+	procs     *faults.Processes
+	procsOnce sync.Once
+	ownProcs  bool
+	seq       atomic.Int64
+	rngMu     sync.Mutex
+	rng       *rand.Rand
 
 	race raceStats // arrival spreads of the race property's bursts
 
@@ -156,6 +164,9 @@ func newEnv(t *targets.Target, s Settings) *Env {
 // Close ends every attempt still running and releases the connections of the run.
 func (e *Env) Close() {
 	e.close()
+	if e.ownProcs {
+		e.procs.StopAll(stopGrace)
+	}
 	e.Client.CloseIdle()
 	e.Observer.CloseIdleConnections()
 }

@@ -87,6 +87,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 	}
 	h.env = newEnv(t, h.o.settings)
 	h.env.Faults = kit
+	h.env.procs, h.env.InProcess = &h.procs, h.o.inProcess
 	kit.Nemesis.Observe(func(ev faults.Event) {
 		h.env.History.AddEvent(history.Event{At: ev.Time, Action: string(ev.Action), Kind: ev.Kind, Target: ev.Target,
 			Fault: ev.Fault, Err: ev.Error})
@@ -180,6 +181,7 @@ type options struct {
 	noReachCheck bool
 	noBaseline   bool
 	selection    Selection
+	inProcess    *InProcessClient
 }
 
 // Option configures a Harness (and RunT).

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -14,6 +15,9 @@ import (
 type Property struct {
 	// Name is the property's name and its label's value.
 	Name string
+	// Side is what the property checks: SideAPI, SideConsumer or SideClient (its side package
+	// sets it); its specs carry the label side:SIDE.
+	Side string
 	// Must states what the target MUST do.
 	Must string
 	// Catches names the mutants of the reference API it exists to catch.
@@ -33,6 +37,17 @@ type Property struct {
 	// Specs returns the property's specs for a target.
 	Specs func(*Env) []*Spec
 }
+
+// The sides a property checks.
+const (
+	// SideAPI: an idempotent API (the target file's operations).
+	SideAPI = "api"
+	// SideConsumer: an event consumer (the target file's consumers).
+	SideConsumer = "consumer"
+	// SideClient: a client of an idempotent API (the target file's clients); the harness plays
+	// the API.
+	SideClient = "client"
+)
 
 // Spec is one check of a property against one target: a text and a body that drives the target
 // (sends, counts, injects faults) and returns a checker's Result. A body forms no verdict of
@@ -69,13 +84,19 @@ var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", 
 	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay",
 	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
 	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
-	"signature", "delivery-load"}
+	"signature", "delivery-load",
+	"retries-transient", "same-key-on-retry", "new-key-per-operation", "no-retry-on-rejection", "retry-after", "backoff",
+	"bounded", "restart-reuses-key", "key-present"}
 
 // properties is the registry, in run order.
 var properties []*Property
 
-// Register adds a property (called from the init function of its file).
+// Register adds a property (called from the init function of its file, through its side's
+// package, which sets its Side).
 func Register(p *Property) {
+	if p.Side != SideAPI && p.Side != SideConsumer && p.Side != SideClient {
+		panic(fmt.Sprintf("framework.Register: property %s has no side (api, consumer or client)", p.Name))
+	}
 	properties = append(properties, p)
 	rank := func(name string) int {
 		for i, n := range order {
@@ -93,9 +114,9 @@ func Register(p *Property) {
 // Properties returns every property in run order.
 func Properties() []*Property { return append([]*Property(nil), properties...) }
 
-// AllLabels returns property:NAME followed by the extra labels.
+// AllLabels returns property:NAME and side:SIDE followed by the extra labels.
 func (p *Property) AllLabels() []string {
-	return append([]string{"property:" + p.Name}, p.Labels...)
+	return append([]string{"property:" + p.Name, "side:" + p.Side}, p.Labels...)
 }
 
 // NotApplicable says why the property does not apply to the environment's target, or "".
@@ -113,14 +134,14 @@ func (p *Property) MustText() string { return strings.Join(strings.Fields(p.Must
 const NotApplicableText = "does not apply to this target"
 
 // Specs returns every property's specs for the environment's target, in run order: a property
-// that does not apply yields one skipped spec that says why. The properties of another kind of
-// target (an API's on a file that describes only consumers, a consumer transport's the file does
-// not declare) yield none.
+// that does not apply yields one skipped spec that says why. The properties of a side the target
+// file does not describe (an API's on a file that describes only consumers or clients, a consumer
+// transport's the file does not declare, a client's on a file without clients) yield none.
 func (e *Env) Specs() []*Spec {
 	var out []*Spec
 	for _, p := range properties {
 		if p.targetSkip(e) != "" {
-			continue // a property of another kind of target (an API's, a consumer's): not run, not reported
+			continue // a property of a side the file does not describe: not run, not reported
 		}
 		if reason := p.NotApplicable(e); reason != "" {
 			out = append(out, &Spec{Property: p, Text: NotApplicableText, Skip: reason})
@@ -134,8 +155,8 @@ func (e *Env) Specs() []*Spec {
 	return out
 }
 
-// IsConsumer reports whether the property checks consumers (not an API's operations).
-func (p *Property) IsConsumer() bool { return len(p.Transports) > 0 }
+// IsConsumer reports whether the property checks consumers.
+func (p *Property) IsConsumer() bool { return p.Side == SideConsumer }
 
 // TransportList names the property's consumer transports, e.g. "webhook, amqp".
 func (p *Property) TransportList() string {
@@ -146,17 +167,23 @@ func (p *Property) TransportList() string {
 	return strings.Join(names, ", ")
 }
 
-// targetSkip says why the property cannot apply to what the target file describes: an API
-// property on a file without operations, a consumer property without a consumer it checks.
+// targetSkip says why the property's side is not in the target file: an API property on a
+// file without operations, a consumer property without a consumer on its transports, a client
+// property without clients.
 func (p *Property) targetSkip(e *Env) string {
-	if !p.IsConsumer() {
-		if len(e.Target.Operations) == 0 {
-			return "the target declares no operations (it describes consumers only)"
+	switch p.Side {
+	case SideConsumer:
+		if len(e.Consumers(p.Transports...)) == 0 {
+			return "the target declares no consumer on " + p.TransportList()
 		}
-		return ""
-	}
-	if len(e.Consumers(p.Transports...)) == 0 {
-		return "the target declares no consumer on " + p.TransportList()
+	case SideClient:
+		if len(e.Target.Clients) == 0 {
+			return "the target declares no clients"
+		}
+	default:
+		if len(e.Target.Operations) == 0 {
+			return "the target declares no operations (it describes consumers or clients only)"
+		}
 	}
 	return ""
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/reference"
+	refclient "github.com/retrysafe/retrysafe/targets/reference/client"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
 
@@ -37,6 +38,9 @@ const TwoMemoryInstances = "two-memory-instances"
 // Correct is the result of one property against the correct API on one store.
 type Correct struct {
 	Store string `json:"store"`
+	// Side is "client" for the reference client's results (Store is then ClientStore); "" for
+	// the API's and the consumer's.
+	Side string `json:"side,omitempty"`
 	// Transport is the consumer's transport (webhook, amqp, nats) of a consumer property's
 	// run; "" for the API's.
 	Transport string `json:"transport,omitempty"`
@@ -53,6 +57,9 @@ type Correct struct {
 // Cell is the result of one mutant on one store.
 type Cell struct {
 	Mutant string `json:"mutant"`
+	// Side is "client" for a client mutant's cell (Store is then ClientStore); "" for the API's
+	// and the consumer's.
+	Side string `json:"side,omitempty"`
 	// Transport is the transport of a consumer mutant's cell (webhook, amqp, nats); "" for the API's.
 	Transport string `json:"transport,omitempty"`
 	// Shape is how the consumer of a consumer cell is set up: sink (it calls the harness's
@@ -88,8 +95,9 @@ type Options struct {
 	Progress    io.Writer     // one line per finished cell (nil = none)
 	Binary      string        // the retrysafe binary started for the process properties (default: this program)
 	Settings    framework.Settings
-	// NoConsumers leaves the reference consumer's rows out; NoAPI the reference API's.
-	NoConsumers, NoAPI bool
+	// NoConsumers leaves the reference consumer's rows out; NoAPI the reference API's;
+	// NoClients the reference client's.
+	NoConsumers, NoAPI, NoClients bool
 	// ConsumerShape keeps only the consumer rows of one shape (consumer.ShapeSink or
 	// consumer.ShapeNoSink); "" = both.
 	ConsumerShape consumer.Shape
@@ -175,6 +183,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return res, err
 		}
 	}
+	if !opts.NoClients {
+		cs, err := runClientCorrect(ctx, st)
+		if err != nil {
+			return res, err
+		}
+		res.Correct = append(res.Correct, cs...)
+		if err := res.addClientCells(ctx, st, clientRows(opts.Mutants)); err != nil {
+			return res, err
+		}
+	}
 	if opts.NoConsumers {
 		return res, nil
 	}
@@ -223,9 +241,30 @@ func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(
 	return nil
 }
 
+// addClientCells runs each client row's one cell (the client has no store), timed.
+func (r *Result) addClientCells(ctx context.Context, st *stores, rows []row) error {
+	for _, row := range rows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		started := time.Now()
+		cell, err := runClientCell(ctx, st, row, ClientStore)
+		if err != nil {
+			return err
+		}
+		cell.Seconds = time.Since(started).Seconds()
+		printCell(st.opts.Progress, cell)
+		r.Cells = append(r.Cells, cell)
+	}
+	return nil
+}
+
 // printCell prints one cell's line of progress.
 func printCell(w io.Writer, c Cell) {
 	name := c.Mutant
+	if c.Side == SideClient {
+		name = "client " + name
+	}
 	if c.Transport != "" {
 		name += "/" + c.Transport
 	}
@@ -249,6 +288,7 @@ type row struct {
 	name      string
 	mutant    reference.Mutant
 	consumer  consumer.Mutant
+	client    refclient.Mutant
 	transport string
 	shape     consumer.Shape // the consumer's shape (consumer rows)
 	property  string

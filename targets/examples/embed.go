@@ -78,3 +78,9 @@ var ConsumerAMQPNoSinkManaged []byte
 //
 //go:embed consumer-nats-nosink-managed.yaml
 var ConsumerNATSNoSinkManaged []byte
+
+// ClientManaged is targets/examples/client-managed.yaml: the reference client (`retrysafe
+// client`), started by the harness once per scenario against its scripted API.
+//
+//go:embed client-managed.yaml
+var ClientManaged []byte

@@ -60,6 +60,16 @@ func Format(a Attempt, maxBody int) string {
 	if a.Err != "" {
 		fmt.Fprintf(&b, "! error: %s\n", a.Err)
 	}
+	if a.Answer != "" {
+		fmt.Fprintf(&b, "! the harness (as the API) answered %s at +%v, to operation %q", a.Answer, a.Answered.Sub(a.Start).Round(time.Millisecond), a.Identity)
+		if a.RetryAfter > 0 {
+			fmt.Fprintf(&b, ", Retry-After %v", a.RetryAfter)
+		}
+		if a.Life > 1 {
+			fmt.Fprintf(&b, ", client restart %d", a.Life-1)
+		}
+		b.WriteString("\n")
+	}
 	if a.Note != "" {
 		fmt.Fprintf(&b, "! note: %s\n", a.Note)
 	}

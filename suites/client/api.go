@@ -1,0 +1,333 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// answer is one planned answer of the scripted API to an attempt.
+type answer struct {
+	// kind is check.AnswerSuccess, AnswerDrop, AnswerHold, AnswerHeld, or "" for a status.
+	kind       string
+	status     int
+	retryAfter time.Duration
+}
+
+// The answers a plan is made of.
+var (
+	success = answer{kind: check.AnswerSuccess}
+	drop    = answer{kind: check.AnswerDrop}
+	hold    = answer{kind: check.AnswerHold}
+	held    = answer{kind: check.AnswerHeld}
+)
+
+// status answers with a status code (and a Retry-After when ra > 0) without processing.
+func status(code int, ra time.Duration) answer { return answer{status: code, retryAfter: ra} }
+
+// plan is the answers to one operation's attempts, in order; past its end its last answer
+// repeats (a success then replays the stored one).
+type plan []answer
+
+// maxRequestBody bounds the body the scripted API reads of one request.
+const maxRequestBody = 1 << 20
+
+// api is the scripted API of one scenario: a correct idempotent API that fails on purpose. It
+// groups attempts into the client's logical operations by their declared identity (never by
+// key), in the order each operation first arrived, and answers the n-th attempt of the i-th
+// operation as plans[i][n] says (an operation past the plans gets success). A planned failure is
+// not stored; the first processing (success, drop, held) is stored under its key and replayed
+// to every later attempt with that key; a key reused with another identity gets 422. Every
+// attempt goes into the history, with what was answered and when.
+type api struct {
+	client   *targets.Client
+	hist     *history.History
+	plans    []plan
+	holdFor  time.Duration // how long a hold answer waits for the client to give up
+	overrunN int           // attempts of one operation after which overrun closes
+
+	life     atomic.Int32  // which start of the client sends now (1, 2 after a restart)
+	overrun  chan struct{} // closed when an operation got more than overrunN attempts
+	heldOne  chan string   // receives the key of the first held attempt
+	released chan struct{} // closed by close: every held handler lets go
+
+	mu       sync.Mutex
+	ops      map[string]int // operation name + identity → index
+	attempts map[string]int // operation name + identity → attempts so far
+	stored   map[string]stored
+	records  int
+	seqs     []int64 // this scenario's attempts in the history
+	overOnce sync.Once
+	relOnce  sync.Once
+
+	srv *http.Server
+	ln  net.Listener
+	url string
+}
+
+// stored is a processed request's stored answer.
+type stored struct {
+	identity string
+	status   int
+	header   http.Header
+	body     []byte
+}
+
+// newAPI starts the scripted API of one scenario on 127.0.0.1 (over TLS with a certificate of
+// ca when ca is not nil).
+func newAPI(c *targets.Client, hist *history.History, plans []plan, ca *testCA) (*api, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	a := &api{client: c, hist: hist, plans: plans,
+		holdFor:  c.Retry.AttemptTimeout + time.Second,
+		overrunN: c.Retry.MaxAttempts + 2,
+		overrun:  make(chan struct{}), heldOne: make(chan string, 1), released: make(chan struct{}),
+		ops: map[string]int{}, attempts: map[string]int{}, stored: map[string]stored{},
+		ln: ln, url: "http://" + ln.Addr().String()}
+	a.life.Store(1)
+	// HTTP/1.1 only: a dropped answer is a hijacked connection closed.
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	if ca != nil {
+		a.srv.TLSConfig = ca.serverConfig()
+		a.url = "https://" + ln.Addr().String()
+		go a.srv.ServeTLS(ln, "", "")
+	} else {
+		go a.srv.Serve(ln)
+	}
+	return a, nil
+}
+
+// close releases every held attempt and stops the server.
+func (a *api) close() {
+	a.relOnce.Do(func() { close(a.released) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if a.srv.Shutdown(ctx) != nil {
+		a.srv.Close()
+	}
+}
+
+// decision is what the API does with one attempt.
+type decision struct {
+	answer   answer
+	replay   *stored // the stored answer to replay
+	mismatch bool    // the key belongs to another operation
+	record   int     // the record number processing made (0: none)
+}
+
+// decide plans the answer to an attempt of operation id (op name + identity) with key.
+func (a *api) decide(id, identity, key string) decision {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	idx, ok := a.ops[id]
+	if !ok {
+		idx = len(a.ops)
+		a.ops[id] = idx
+	}
+	n := a.attempts[id]
+	a.attempts[id] = n + 1
+	if n+1 > a.overrunN {
+		a.overOnce.Do(func() { close(a.overrun) })
+	}
+	d := decision{answer: success}
+	if idx < len(a.plans) && len(a.plans[idx]) > 0 {
+		p := a.plans[idx]
+		d.answer = p[min(n, len(p)-1)]
+	}
+	prev, have := a.stored[key]
+	if key == "" {
+		have = false
+	}
+	switch {
+	case have && prev.identity != identity:
+		d.mismatch = true
+		return d
+	case d.answer.kind == check.AnswerSuccess && have:
+		d.replay = &prev
+		return d
+	case d.answer.kind == check.AnswerSuccess || d.answer.kind == check.AnswerDrop || d.answer.kind == check.AnswerHeld:
+		if have {
+			return d // a dropped or held replay: nothing processed anew
+		}
+		a.records++
+		d.record = a.records
+	}
+	return d
+}
+
+// store keeps a processed attempt's answer under its key.
+func (a *api) store(key string, s stored) {
+	if key == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.stored[key]; !ok {
+		a.stored[key] = s
+	}
+}
+
+// ServeHTTP answers one attempt as the scenario planned and records it.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := history.Attempt{Method: r.Method, URL: r.URL.RequestURI(), ReqHeader: r.Header.Clone(), Start: time.Now(),
+		Life: int(a.life.Load()), Outcome: history.OK}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	at.ReqBody = body
+	if err != nil {
+		at.Err = "reading the request body: " + err.Error()
+	}
+	defer func() {
+		at.End = time.Now()
+		rec := a.hist.Add(at)
+		a.mu.Lock()
+		a.seqs = append(a.seqs, rec.Seq)
+		a.mu.Unlock()
+	}()
+	op := a.client.Operation(r.Method, r.URL.Path)
+	if op == nil {
+		at.Op, at.Answer = "(no operation)", check.AnswerUnknownPath
+		a.writeJSON(w, &at, http.StatusNotFound, nil, map[string]string{"error": "no operation of the client is " + r.Method + " " + r.URL.Path})
+		return
+	}
+	key, _ := op.KeyOf(r, body)
+	identity := op.IdentityOf(r, body)
+	at.Op, at.Key, at.Identity = op.Name, key, identity
+	d := a.decide(op.Name+"\x00"+identity, identity, key)
+	switch {
+	case d.mismatch:
+		at.Answer = "422"
+		a.writeJSON(w, &at, http.StatusUnprocessableEntity, nil, map[string]string{"error": "this idempotency key was used by another operation"})
+	case d.replay != nil:
+		at.Answer = check.AnswerReplay
+		a.write(w, &at, d.replay.status, d.replay.header, d.replay.body)
+	case d.answer.kind == check.AnswerSuccess:
+		s := a.render(op, r, body, key, d.record, identity)
+		a.store(key, s)
+		at.Answer = check.AnswerSuccess
+		a.write(w, &at, s.status, s.header, s.body)
+	case d.answer.kind == check.AnswerDrop:
+		if d.record > 0 {
+			a.store(key, a.render(op, r, body, key, d.record, identity))
+		}
+		at.Answer = check.AnswerDrop
+		a.closeUnanswered(w, &at)
+	case d.answer.kind == check.AnswerHold:
+		at.Answer = check.AnswerHold
+		timer := time.NewTimer(a.holdFor)
+		defer timer.Stop()
+		select {
+		case <-r.Context().Done():
+		case <-timer.C:
+		case <-a.released:
+		}
+		a.closeUnanswered(w, &at)
+	case d.answer.kind == check.AnswerHeld:
+		if d.record > 0 {
+			a.store(key, a.render(op, r, body, key, d.record, identity))
+		}
+		at.Answer = check.AnswerHeld
+		select {
+		case a.heldOne <- key:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-a.released:
+		}
+		a.closeUnanswered(w, &at)
+	default:
+		at.Answer, at.RetryAfter = strconv.Itoa(d.answer.status), d.answer.retryAfter
+		var h http.Header
+		if ra := d.answer.retryAfter; ra > 0 {
+			h = http.Header{"Retry-After": {strconv.Itoa(int((ra + time.Second - 1) / time.Second))}}
+		}
+		a.writeJSON(w, &at, d.answer.status, h, map[string]string{"error": http.StatusText(d.answer.status) + " (planned by the harness)"})
+	}
+}
+
+// render is a processed attempt's success answer.
+func (a *api) render(op *targets.ClientOperation, r *http.Request, body []byte, key string, record int, identity string) stored {
+	b, h, err := op.Response.Render(targets.ResponseVars{Key: key, Seq: strconv.Itoa(record), Ref: op.FirstIdentityValue(r, body)})
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": "the success response template failed: " + err.Error()})
+		return stored{identity: identity, status: http.StatusInternalServerError, header: http.Header{"Content-Type": {"application/json"}}, body: b}
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	return stored{identity: identity, status: op.Response.Status, header: h, body: b}
+}
+
+// writeJSON writes a JSON answer.
+func (a *api) writeJSON(w http.ResponseWriter, at *history.Attempt, code int, h http.Header, v any) {
+	b, _ := json.Marshal(v)
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", "application/json")
+	a.write(w, at, code, h, b)
+}
+
+// write writes an answer and records it.
+func (a *api) write(w http.ResponseWriter, at *history.Attempt, code int, h http.Header, body []byte) {
+	for k, vs := range h {
+		w.Header()[k] = append([]string(nil), vs...)
+	}
+	at.Answered = time.Now()
+	w.WriteHeader(code)
+	w.Write(body)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	at.Status, at.RespHeader, at.RespBody = code, w.Header().Clone(), body
+}
+
+// closeUnanswered closes the attempt's connection without an answer.
+func (a *api) closeUnanswered(w http.ResponseWriter, at *history.Attempt) {
+	at.Outcome, at.Answered = history.Unknown, time.Now()
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(fmt.Sprintf("the scripted API cannot drop an answer on %T", w))
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		at.Err = "closing the connection: " + err.Error()
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // a reset, as a crashed server's
+	}
+	conn.Close()
+}
+
+// history returns this scenario's attempts, in the order they arrived.
+func (a *api) history() []history.Attempt {
+	a.mu.Lock()
+	seqs := append([]int64(nil), a.seqs...)
+	a.mu.Unlock()
+	mine := make(map[int64]bool, len(seqs))
+	for _, s := range seqs {
+		mine[s] = true
+	}
+	out := make([]history.Attempt, 0, len(seqs))
+	for _, at := range a.hist.All() {
+		if mine[at.Seq] {
+			out = append(out, at)
+		}
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package client
+
+import (
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+// backoffOps is how many operations the backoff scenario asks for: at least the jitter
+// judgement's sample, two of them retried twice.
+const backoffOps = 8
+
+func init() {
+	p := &Property{
+		Name: "backoff",
+		Must: `Each delay before a retry (of an answer without Retry-After) MUST fall within the declared
+backoff's envelope ± 20 ms, and none under 10 ms (hammering); with jitter declared, the first-retry
+delays of at least 6 operations MUST span at least max(5 ms, 10% of the envelope).`,
+		Catches: []string{"no-jitter", "retries-immediately"},
+		Needs:   append(needs[:len(needs):len(needs)], "clients[].retry.backoff"),
+		Covers:  "each declared client",
+	}
+	p.Specs = func(e *Env) []*Spec {
+		return clientSpecs(p, e, "backs off within its envelope, with jitter", func(s *S, c *targets.Client) check.Result {
+			plans := make([]plan, backoffOps)
+			for i := range plans {
+				plans[i] = plan{status(503, 0), success}
+				if i >= backoffOps-2 {
+					plans[i] = plan{status(503, 0), status(503, 0), success}
+				}
+			}
+			run, r := s.play(c, scenario{ops: backoffOps, plans: plans})
+			if r != nil {
+				return *r
+			}
+			return check.Backoff(run, c.Retry)
+		})
+	}
+	register(p)
+}

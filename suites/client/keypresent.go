@@ -1,0 +1,27 @@
+package client
+
+import (
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/targets"
+)
+
+func init() {
+	p := &Property{
+		Name: "key-present",
+		Must: `A POST the client retries MUST carry an idempotency key, where the operation declares it
+(without one the API cannot tell the retry from a new operation).`,
+		Catches: []string{"no-key"},
+		Needs:   append(needs[:len(needs):len(needs)], "clients[].operations[].key"),
+		Covers:  "each declared client",
+	}
+	p.Specs = func(e *Env) []*Spec {
+		return clientSpecs(p, e, "sends a key with every attempt it retries", func(s *S, c *targets.Client) check.Result {
+			run, r := s.play(c, scenario{ops: 2, plans: []plan{{status(503, 0), success}, {drop, success}}})
+			if r != nil {
+				return *r
+			}
+			return check.KeyPresent(run)
+		})
+	}
+	register(p)
+}

@@ -1,0 +1,316 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// scenario is what one client property asks of the client and how the scripted API answers.
+type scenario struct {
+	// ops is how many operations with distinct business references the client is asked for.
+	ops int
+	// sameRef also asks for an operation with the first one's reference and other content
+	// (the client's ops.same_ref), when the client declares how.
+	sameRef bool
+	// plans are the answers to each operation's attempts, by order of first arrival.
+	plans []plan
+	// restart kills the client (SIGKILL, its process group) when an attempt is held, and starts
+	// it again with the same command, operations and state directory.
+	restart bool
+}
+
+// inProcessGrace is how long a client driven in-process may take to return once its context
+// is cancelled.
+const inProcessGrace = 5 * time.Second
+
+// play runs one scenario of client c and returns what the checkers judge: the attempts grouped
+// into operations, how the client ended. skip is not empty when the scenario cannot run with
+// this client (a restart of a client driven in-process that cannot be re-executed); a set-up
+// that fails is an unknown result.
+func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *check.Result) {
+	fail := func(format string, args ...any) (check.ClientRun, *check.Result) {
+		r := check.Unknownf(format, args...)
+		return run, &r
+	}
+	ip := s.InProcess
+	if len(c.Command) > 0 {
+		ip = nil
+	}
+	if sc.restart && ip != nil && ip.Exec == nil {
+		r := check.Skipf("client %s is driven in-process and cannot be restarted: %s", c.Name, ip.NoExec)
+		return run, &r
+	}
+	dir, err := os.MkdirTemp("", "retrysafe-client-")
+	if err != nil {
+		return fail("the scenario's directory: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o755); err != nil {
+		return fail("the scenario's state directory: %v", err)
+	}
+	var ca *testCA
+	if c.HTTPS {
+		if ca, err = newTestCA(dir); err != nil {
+			return fail("the scripted API's certificate: %v", err)
+		}
+	}
+	a, err := newAPI(c, s.History, sc.plans, ca)
+	if err != nil {
+		return fail("the scripted API: %v", err)
+	}
+	defer a.close()
+
+	cr, prefix, wanted := s.clientRun(c, sc, a.url, state)
+	if ca != nil {
+		cr.CAFile = ca.file
+	}
+	opsFile := filepath.Join(dir, "ops.json")
+	data, _ := json.MarshalIndent(cr.Ops, "", "  ")
+	if err := os.WriteFile(opsFile, data, 0o644); err != nil {
+		return fail("the ops file: %v", err)
+	}
+	n := len(cr.Ops)
+	if !c.UsesOpsFile() && ip == nil {
+		n = sc.ops // the client makes its operations from {{.Ref}} and {{.Ops}}
+	}
+	vars := targets.ClientVars{URL: a.url, CAFile: cr.CAFile, State: state, Ref: prefix, Ops: strconv.Itoa(n), OpsFile: opsFile}
+
+	run = check.ClientRun{Client: c.Name, Wanted: wanted, Exit: -1}
+	starter := s.starter(c, ip, sc.restart, vars, cr)
+	life, err := starter()
+	if err != nil {
+		return fail("start client %s: %v", c.Name, err)
+	}
+	deadline := time.NewTimer(c.Timeout)
+	defer deadline.Stop()
+	heldOne := a.heldOne
+	if !sc.restart {
+		heldOne = nil
+	}
+	for done := false; !done; {
+		select {
+		case <-life.done:
+			done = true
+		case <-a.overrun:
+			life.kill()
+			run.Killed = fmt.Sprintf("it was still retrying after %d attempts of one operation (max_attempts %d + 2)", a.overrunN, c.Retry.MaxAttempts)
+			done = true
+		case <-deadline.C:
+			life.kill()
+			run.Killed = fmt.Sprintf("the scenario's timeout (clients[].timeout %v) passed", c.Timeout)
+			done = true
+		case <-heldOne:
+			heldOne = nil
+			life.kill()
+			a.life.Store(2)
+			s.Notef("client %s: SIGKILLed while its first attempt was held (processed, unanswered), then started again with the same command, operations and state directory", c.Name)
+			if life, err = starter(); err != nil {
+				return fail("restart client %s: %v", c.Name, err)
+			}
+		case <-s.Ctx().Done():
+			life.kill()
+			return fail("interrupted: %v", context.Cause(s.Ctx()))
+		}
+	}
+	if run.Killed == "" {
+		run.Exit = life.exit()
+		run.Reported = life.reported()
+	}
+	if out := life.output(); out != "" {
+		s.Notef("client %s's last output:%s", c.Name, out)
+	}
+	run.Ops = s.group(c, a.history())
+	return run, nil
+}
+
+// clientRun makes the operations a scenario asks for: ops references PREFIX-1..PREFIX-N with
+// the client's parameters, and, asked for and declared, one more with PREFIX-1 and the
+// same_ref parameters (or the same_ref env values the client reads). wanted is how many
+// operations the client must then send; prefix is the scenario's {{.Ref}}.
+func (s *S) clientRun(c *targets.Client, sc scenario, url, state string) (cr framework.ClientRun, prefix string, wanted int) {
+	prefix = fmt.Sprintf("rs-%s-c%d", s.Settings.RunID, s.Next())
+	cr = framework.ClientRun{BaseURL: url, StateDir: state, Env: map[string]string{}}
+	for i := 1; i <= sc.ops; i++ {
+		cr.Ops = append(cr.Ops, framework.ClientOp{Ref: fmt.Sprintf("%s-%d", prefix, i), Params: maps.Clone(c.Ops.Params)})
+	}
+	wanted = sc.ops
+	if sr := c.Ops.SameRef; sc.sameRef && sr != nil {
+		wanted++
+		if sr.Params != nil {
+			params := maps.Clone(c.Ops.Params)
+			if params == nil {
+				params = map[string]any{}
+			}
+			maps.Copy(params, sr.Params)
+			cr.Ops = append(cr.Ops, framework.ClientOp{Ref: cr.Ops[0].Ref, Params: params})
+		}
+		maps.Copy(cr.Env, sr.Env)
+	}
+	return cr, prefix, wanted
+}
+
+// life is one start of the client under test: a process, or a function in a goroutine.
+type life struct {
+	done     <-chan struct{}
+	kill     func()
+	exit     func() int
+	reported func() *bool
+	output   func() string
+}
+
+// starter returns what starts the client once more: its command as a process (or, driven
+// in-process, the function; the re-executed test binary when the scenario restarts it).
+func (s *S) starter(c *targets.Client, ip *framework.InProcessClient, restart bool, vars targets.ClientVars, cr framework.ClientRun) func() (*life, error) {
+	if ip != nil && !restart {
+		return func() (*life, error) { return s.inProcess(ip, cr), nil }
+	}
+	return func() (*life, error) {
+		var argv, env []string
+		var err error
+		if ip != nil {
+			argv, env, err = ip.Exec(cr)
+		} else {
+			argv, env, err = c.Render(vars)
+			for _, k := range slices.Sorted(maps.Keys(cr.Env)) {
+				env = append(env, k+"="+cr.Env[k])
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.Processes().StartWatching("client "+c.Name, argv, env, c.Dir, c.Failure.Output)
+		if err != nil {
+			return nil, err
+		}
+		return processLife(p, c.Failure, ip != nil), nil
+	}
+}
+
+// processLife is a start of the client as a process.
+func processLife(p *faults.Process, f targets.ClientFailure, inProcess bool) *life {
+	return &life{
+		done: p.Done(),
+		kill: func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
+		exit: p.ExitCode,
+		reported: func() *bool {
+			var r bool
+			switch {
+			case inProcess: // a re-executed RunClientT exits 1 when fn returned an error
+				r = p.ExitCode() == 1
+			case f.ExitCode == nil && f.Output == nil:
+				return nil
+			case f.ExitCode != nil && p.ExitCode() == *f.ExitCode:
+				r = true
+			case f.Output != nil:
+				select {
+				case <-p.Ready():
+					r = true
+				default:
+				}
+			}
+			return &r
+		},
+		output: p.Output,
+	}
+}
+
+// inProcess starts a run of a client driven in-process.
+func (s *S) inProcess(ip *framework.InProcessClient, cr framework.ClientRun) *life {
+	ctx, cancel := context.WithCancel(s.Ctx())
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("it panicked: %v", r)
+			}
+		}()
+		err = ip.Run(ctx, cr)
+	}()
+	l := &life{done: done, output: func() string {
+		select {
+		case <-done:
+		default:
+			return ""
+		}
+		if err != nil {
+			return "\n  " + err.Error()
+		}
+		return ""
+	}}
+	l.kill = func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(inProcessGrace):
+			s.Notef("the client's function did not return within %v of its context's end", inProcessGrace)
+		}
+	}
+	l.exit = func() int {
+		if err != nil {
+			return 1
+		}
+		return 0
+	}
+	l.reported = func() *bool { r := err != nil && !errors.Is(err, context.Canceled); return &r }
+	return l
+}
+
+// group turns a scenario's attempts into the client's logical operations, by operation and
+// declared identity, in the order each first arrived; attempts for no declared operation are
+// noted (they got 404).
+func (s *S) group(c *targets.Client, attempts []history.Attempt) []check.ClientOp {
+	var ops []check.ClientOp
+	index := map[string]int{}
+	unknown := 0
+	for _, a := range attempts {
+		s.NoteKey(a.Key)
+		if a.Answer == check.AnswerUnknownPath {
+			unknown++
+			continue
+		}
+		id := a.Op + "\x00" + a.Identity
+		i, ok := index[id]
+		if !ok {
+			i = len(ops)
+			index[id] = i
+			ops = append(ops, check.ClientOp{Def: opNamed(c, a.Op), Identity: a.Identity})
+		}
+		ops[i].Attempts = append(ops[i].Attempts, a)
+	}
+	if unknown > 0 {
+		s.Notef("client %s sent %d requests for no declared operation (answered 404): check clients[].operations[].method and path", c.Name, unknown)
+	}
+	for i := range ops {
+		sort.SliceStable(ops[i].Attempts, func(x, y int) bool { return ops[i].Attempts[x].Start.Before(ops[i].Attempts[y].Start) })
+	}
+	return ops
+}
+
+// opNamed returns the client operation with this name.
+func opNamed(c *targets.Client, name string) *targets.ClientOperation {
+	for _, op := range c.Operations {
+		if op.Name == name {
+			return op
+		}
+	}
+	return c.Operations[0]
+}
