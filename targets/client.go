@@ -222,10 +222,11 @@ func (d *decoder) clientFailure(o *object) ClientFailure {
 		re, err := regexp.Compile(s)
 		if err != nil {
 			d.ps.add(fo.lineOf("output"), fo.at("output"), "bad regular expression %q: %v", s, err)
+		} else {
+			f.Output = re
 		}
-		f.Output = re
 	}
-	if f.ExitCode == nil && f.Output == nil {
+	if !fo.has("exit_code") && !fo.has("output") {
 		d.ps.add(fo.line, o.at("failure"), "declare exit_code, output or both (how the client reports a failed operation)")
 	}
 	return f
