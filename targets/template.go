@@ -390,7 +390,7 @@ func sampleFor(known []string) any {
 	switch {
 	case slices.Contains(known, "OpsFile"):
 		return ClientVars{URL: "http://127.0.0.1:8080", CAFile: "/tmp/ca.pem", State: "/tmp/state", Ref: "rs-sample", Ops: "3", OpsFile: "/tmp/ops.json"}
-	case slices.Contains(known, "Key") && slices.Contains(known, "Ref"):
+	case slices.Contains(known, "Key") && slices.Contains(known, "Seq"):
 		return ResponseVars{Key: "k-sample", Seq: "1", Ref: "rs-sample-1"}
 	case slices.Contains(known, "EventID"):
 		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
