@@ -95,6 +95,7 @@ func runFacts(r *Run) [][2]string {
 		{"key", r.Key},
 		{"run", r.RunID},
 		{"tool", r.Tool},
+		{"deviations from the articles' rules", strings.Join(r.Target.Deviations, "; ")},
 	}
 	if !r.Started.IsZero() && !r.Finished.IsZero() {
 		facts = append(facts, [2]string{"time", fmtDuration(r.Finished.Sub(r.Started))})

@@ -96,6 +96,10 @@ type TargetInfo struct {
 	// Profile is the idempotency profile as flat key/value pairs
 	// (e.g. "mismatch_status": "422", "retention": "24h").
 	Profile map[string]string `json:"profile,omitempty"`
+	// Deviations say how what the target declares differs from the source articles' rules
+	// (a client's retry policy, e.g. "client sdk does not retry a 409"): each is checked as
+	// declared, and listed here.
+	Deviations []string `json:"deviations,omitempty"`
 }
 
 // Property is one conformance property (replay, race, ...) and its result.

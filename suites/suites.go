@@ -11,7 +11,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/reports"
 	_ "github.com/retrysafe/retrysafe/suites/api"      // registers the API's properties
-	_ "github.com/retrysafe/retrysafe/suites/client"   // registers the clients' properties
+	"github.com/retrysafe/retrysafe/suites/client"     // registers the clients' properties; RunClientT
 	_ "github.com/retrysafe/retrysafe/suites/consumer" // registers the consumers' properties
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
@@ -31,7 +31,23 @@ type (
 	Result = framework.Result
 	// T is what RunT reports to: *testing.T, or Ginkgo's GinkgoT().
 	T = framework.T
+	// ClientRun is what a client driven by RunClientT is given for one scenario: the scripted
+	// API's BaseURL, a StateDir that survives a restart, and the Ops to perform.
+	ClientRun = framework.ClientRun
+	// ClientOp is one operation a client is asked to perform: a business reference and the
+	// parameters the target file declares.
+	ClientOp = framework.ClientOp
+	// ClientFunc performs a scenario's operations; an error reports a failed operation.
+	ClientFunc = framework.ClientFunc
 )
+
+// RunClientT runs the client properties against the target file's clients that declare no
+// command, fn being the client under test (suites/client.RunClientT): the harness plays the API,
+// fails on purpose and judges fn's keys, bodies and delays.
+func RunClientT(t T, targetFile string, fn ClientFunc, opts ...Option) *reports.Run {
+	t.Helper()
+	return client.RunClientT(t, targetFile, fn, opts...)
+}
 
 // RunT runs the selected properties of every side against the target a file describes, each
 // spec a subtest, faults included, and returns the report tree (framework.RunT).

@@ -77,7 +77,7 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 	}
 	defer a.close()
 
-	cr, prefix, wanted := s.clientRun(c, sc, a.url, state)
+	cr, prefix, wanted := s.clientRun(c, sc, a.url, state, ip != nil || c.UsesOpsFile())
 	if ca != nil {
 		cr.CAFile = ca.file
 	}
@@ -141,19 +141,20 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 }
 
 // clientRun makes the operations a scenario asks for: ops references PREFIX-1..PREFIX-N with
-// the client's parameters, and, asked for and declared, one more with PREFIX-1 and the
-// same_ref parameters (or the same_ref env values the client reads). wanted is how many
-// operations the client must then send; prefix is the scenario's {{.Ref}}.
-func (s *S) clientRun(c *targets.Client, sc scenario, url, state string) (cr framework.ClientRun, prefix string, wanted int) {
+// the client's parameters, and, asked for and declared, one more: an entry with PREFIX-1 and the
+// same_ref parameters (for a client that reads the entries: entries), or the same_ref env values
+// the client reads. wanted is how many operations the client must then send; prefix is the
+// scenario's {{.Ref}}.
+func (s *S) clientRun(c *targets.Client, sc scenario, url, state string, entries bool) (cr framework.ClientRun, prefix string, wanted int) {
 	prefix = fmt.Sprintf("rs-%s-c%d", s.Settings.RunID, s.Next())
 	cr = framework.ClientRun{BaseURL: url, StateDir: state, Env: map[string]string{}}
 	for i := 1; i <= sc.ops; i++ {
 		cr.Ops = append(cr.Ops, framework.ClientOp{Ref: fmt.Sprintf("%s-%d", prefix, i), Params: maps.Clone(c.Ops.Params)})
 	}
 	wanted = sc.ops
-	if sr := c.Ops.SameRef; sc.sameRef && sr != nil {
+	if sr := c.Ops.SameRef; sc.sameRef && sr != nil && (len(sr.Env) > 0 || entries) {
 		wanted++
-		if sr.Params != nil {
+		if sr.Params != nil && entries {
 			params := maps.Clone(c.Ops.Params)
 			if params == nil {
 				params = map[string]any{}

@@ -150,6 +150,11 @@ func targetInfo(e *Env) reports.TargetInfo {
 	for _, in := range t.Instances {
 		info.Instances = append(info.Instances, e.History.Redactor().URL(in.URL.String()))
 	}
+	for _, c := range t.Clients {
+		for _, d := range c.Retry.Deviations() {
+			info.Deviations = append(info.Deviations, "client "+c.Name+" "+d)
+		}
+	}
 	return info
 }
 
