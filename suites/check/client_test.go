@@ -72,7 +72,9 @@ func opOf(def *targets.ClientOperation, as ...history.Attempt) ClientOp {
 }
 
 // clientRun is a run of ops that sent every operation wanted and exited 0.
-func clientRun(ops ...ClientOp) ClientRun { return ClientRun{Client: "sdk", Ops: ops, Wanted: len(ops)} }
+func clientRun(ops ...ClientOp) ClientRun {
+	return ClientRun{Client: "sdk", Ops: ops, Wanted: len(ops)}
+}
 
 // policy is the articles' policy with changes.
 func policy(change ...func(*targets.RetryPolicy)) targets.RetryPolicy {

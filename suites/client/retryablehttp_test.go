@@ -139,4 +139,3 @@ func TestRetryableHTTPLinearJitter(t *testing.T) {
 		t.Errorf("backoff: %s %v, want pass\n%s", got["backoff"], kinds["backoff"], strings.Join(rec.errs, "\n"))
 	}
 }
-
