@@ -145,11 +145,13 @@ func (st *stores) runConsumer(ctx context.Context, transport, store string, m co
 	case "redis":
 		dsn = st.opts.RedisURL
 	}
-	t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
-		Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention, Shape: shape})
-	if err != nil {
-		return nil, err
-	}
-	defer t.Close()
-	return st.run(ctx, t, id, labelFilter, 0)
+	return onFreePorts(func() (*reports.Run, error) {
+		t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
+			Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention, Shape: shape})
+		if err != nil {
+			return nil, err
+		}
+		defer t.Close()
+		return st.run(ctx, t, id, labelFilter, 0)
+	})
 }

@@ -131,12 +131,29 @@ func proxiedDSN(dsn, defaultPort string) (templated, addr string, ok bool) {
 // durable store and runs the selected properties against it.
 func (st *stores) runManaged(ctx context.Context, kind string, m reference.Mutant, labelFilter string) (*reports.Run, error) {
 	cell := st.n.Add(1)
-	t, err := st.managedTarget(kind, m, cell)
-	if err != nil {
-		return nil, err
+	return onFreePorts(func() (*reports.Run, error) {
+		t, err := st.managedTarget(kind, m, cell)
+		if err != nil {
+			return nil, err
+		}
+		defer t.Close()
+		return st.run(ctx, t, cell, labelFilter, 0)
+	})
+}
+
+// portTries bounds the starts of a managed cell whose process lost the free port it was given
+// (freeAddr closes it for the process to take) to another process of the machine.
+const portTries = 3
+
+// onFreePorts runs a managed cell, starting it again on other free ports when its process could
+// not bind the one it was given.
+func onFreePorts(run func() (*reports.Run, error)) (*reports.Run, error) {
+	for try := 1; ; try++ {
+		r, err := run()
+		if err == nil || try == portTries || !strings.Contains(err.Error(), "address already in use") {
+			return r, err
+		}
 	}
-	defer t.Close()
-	return st.run(ctx, t, cell, labelFilter, 0)
 }
 
 // run opens a harness on a prepared target and runs the selected properties (maxWait: the
