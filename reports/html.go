@@ -33,6 +33,9 @@ type HTMLExtras struct {
 	// Timeline holds the injected faults and the requests of the run, in
 	// any order; report.html draws them on one time axis.
 	Timeline []TimelineEvent
+	// ClientTimelines are the client properties' scenarios, each drawn as its operations'
+	// attempts and the delays between them.
+	ClientTimelines []ClientTimeline
 }
 
 // TimelineEvent is one point of the fault timeline.
@@ -67,8 +70,8 @@ func WriteHTML(path string, r *Run, extras *HTMLExtras) error {
 // script, nothing fetched): the headline verdict, the run's facts, a table
 // with one row per property (<tr data-property="NAME" data-verdict="V">),
 // the evidence of each failing and each unknown spec, the properties'
-// figures, and, when extras hold them, the load latency plot and a timeline
-// of injected faults against requests. Everything from the run is escaped,
+// figures, and, when extras hold them, the load latency plot, a timeline
+// of injected faults against requests and each client scenario's attempts. Everything from the run is escaped,
 // so a response body cannot inject markup. extras may be nil.
 func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 	if extras == nil {
@@ -89,6 +92,7 @@ func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 			{"unknown", "Unknown verdicts", Unknown, findings(r, Unknown)},
 		},
 		LoadPlot: template.HTML(extras.LoadPlotHTML), Timeline: newTimeline(extras.Timeline),
+		Clients: newClientTimelines(extras.ClientTimelines),
 	}
 	for i := range r.Properties {
 		if len(r.Properties[i].Figures) > 0 {
@@ -111,6 +115,7 @@ type htmlPage struct {
 	Figures            []*Property
 	LoadPlot           template.HTML
 	Timeline           *timeline
+	Clients            []clientTimeline
 }
 
 // htmlSection lists the failing or the unknown specs with their evidence.
@@ -282,8 +287,9 @@ var htmlTemplate = template.Must(template.New("report.html").Funcs(template.Func
 	"attempts": htmlAttempts,
 	"hidden":   func(e *Evidence) int { return max(0, len(e.Attempts)-HTMLAttempts) },
 	"add":      func(a, b int) int { return a + b },
+	"addf":     func(a, b float64) float64 { return a + b },
 	"kinds":    KindCounts,
-}).Parse(htmlSource))
+}).Parse(htmlSource + clientTimelineSource))
 
 // htmlSource is the template of report.html. It loads nothing: styles are
 // inline and there is no script.
@@ -336,6 +342,7 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{end}}{{end}}</svg>
 {{with .FaultList}}<table id="fault-list"><thead><tr><th>at</th><th>fault</th></tr></thead><tbody>{{range .}}<tr><td class="num">+{{.At}}</td><td>{{.Label}}</td></tr>{{end}}</tbody></table>{{end}}
 </section>{{end}}
+{{template "clients" .Clients}}
 </body></html>
 {{define "findings"}}{{with .List}}<section id="{{$.ID}}"><h2>{{$.Title}}</h2>{{range .}}
 <div class="finding v-{{$.Verdict}}" data-property="{{.Property.Name}}" data-verdict="{{$.Verdict}}">

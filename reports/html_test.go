@@ -259,3 +259,39 @@ func TestWriteHTML(t *testing.T) {
 		t.Errorf("report folder holds %d entries, want only report.html", len(entries))
 	}
 }
+
+func TestHTMLClientTimeline(t *testing.T) {
+	r := sampleRun()
+	at := func(ms int) time.Time { return r.Started.Add(time.Duration(ms) * time.Millisecond) }
+	tl := ClientTimeline{Title: "backoff sdk: backs off <fast>", Ops: []ClientLane{
+		{Label: "r-1 | 100", Attempts: []ClientMark{{at(0), at(1), "503", "k1", false}, {at(101), at(102), "success", "k1", false}}},
+		{Label: "r-2 | 100", Attempts: []ClientMark{{at(200), at(1000), "held", "k2", false}, {at(1200), at(1201), "replay", "k2", true}}},
+	}}
+	got := renderHTML(t, r, &HTMLExtras{ClientTimelines: []ClientTimeline{tl}})
+	_, section, ok := strings.Cut(got, `<section id="client-timelines">`)
+	if !ok {
+		t.Fatalf("no client timelines section:\n%s", got)
+	}
+	tests := []struct {
+		name, want string
+		n          int
+	}{
+		{"escaped title", "<h3>backoff sdk: backs off &lt;fast&gt;</h3>", 1},
+		{"a bar per attempt", `class="attempt"`, 4},
+		{"a 503 in red", `fill="#c62828"`, 1},
+		{"successes and replays in green", `fill="#1a7f37"`, 2},
+		{"the first attempt at the left end", `<rect class="attempt" x="210" y="0"`, 1},
+		{"a delay per retry", `stroke-dasharray="3 2"`, 2},
+		{"the delay written", ">100ms</text>", 1},
+		{"the restart said", "(after the client&#39;s restart)", 1},
+		{"axis end", ">+1.2s</text>", 1},
+	}
+	for _, tt := range tests {
+		if n := strings.Count(section, tt.want); n != tt.n {
+			t.Errorf("%s: %q occurs %d times, want %d:\n%s", tt.name, tt.want, n, tt.n, section)
+		}
+	}
+	if strings.Contains(renderHTML(t, r, nil), "client-timelines") {
+		t.Errorf("a run without client scenarios draws client timelines")
+	}
+}

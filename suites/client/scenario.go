@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
@@ -137,7 +138,21 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 		s.Notef("client %s's last output:%s", c.Name, out)
 	}
 	run.Ops = s.group(c, a.history())
+	s.drawTimeline(run.Ops)
 	return run, nil
+}
+
+// drawTimeline hands the scenario's operations and their attempts to report.html.
+func (s *S) drawTimeline(ops []check.ClientOp) {
+	lanes := make([]reports.ClientLane, len(ops))
+	for i, op := range ops {
+		lanes[i].Label = op.Identity
+		for n, a := range op.Attempts {
+			lanes[i].Attempts = append(lanes[i].Attempts, reports.ClientMark{Start: a.Start, Answered: a.Answered, Answer: a.Answer,
+				Key: a.Key, Restarted: n > 0 && a.Life > op.Attempts[n-1].Life})
+		}
+	}
+	s.ClientTimeline(lanes)
 }
 
 // clientRun makes the operations a scenario asks for: ops references PREFIX-1..PREFIX-N with

@@ -37,6 +37,7 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 		Target:     targetInfo(e),
 	}
 	res := &Result{Report: run, Artefacts: map[string][]byte{}}
+	var clients []reports.ClientTimeline
 	byName := map[string]*reports.Property{}
 	var names []string
 	for _, o := range outcomes {
@@ -56,6 +57,7 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 			maps.Copy(rp.Figures, o.Figures)
 		}
 		maps.Copy(res.Artefacts, o.Artefacts)
+		clients = append(clients, o.Clients...)
 	}
 	for _, name := range names {
 		rp := byName[name]
@@ -67,6 +69,7 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 			Fault: ev.Fault, Error: ev.Err})
 	}
 	res.HTML = h.htmlExtras(res.Artefacts[LoadPlotFile])
+	res.HTML.ClientTimelines = clients
 	return res
 }
 

@@ -28,6 +28,7 @@ type S struct {
 	notes     []string
 	figures   map[string]string
 	artefacts map[string][]byte
+	clients   []reports.ClientTimeline
 }
 
 // Session returns a running spec that belongs to no spec, for tools built on the suites (the
@@ -104,6 +105,13 @@ func (s *S) Artefact(name string, data []byte) {
 	s.artefacts[name] = data
 }
 
+// ClientTimeline hands a client scenario's attempts to report.html (titled with the spec).
+func (s *S) ClientTimeline(ops []reports.ClientLane) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients = append(s.clients, reports.ClientTimeline{Ops: ops})
+}
+
 // Outcome is one spec's run: the checker's result and what the spec left behind.
 type Outcome struct {
 	// Spec is the spec that ran.
@@ -121,6 +129,8 @@ type Outcome struct {
 	Figures map[string]string
 	// Artefacts are files it handed over, by name.
 	Artefacts map[string][]byte
+	// Clients are the client scenarios it drew, titled with its text.
+	Clients []reports.ClientTimeline
 }
 
 // Verdict is the outcome's verdict (an interrupted spec's result is unknown unless it failed).
@@ -147,6 +157,10 @@ func (e *Env) RunSpec(ctx context.Context, sp *Spec) *Outcome {
 		out.Result = check.Unknownf("interrupted: %v", context.Cause(ctx))
 	}
 	out.Figures, out.Artefacts = s.figures, s.artefacts
+	for _, c := range s.clients {
+		c.Title = sp.FullText()
+		out.Clients = append(out.Clients, c)
+	}
 	if out.Verdict() == reports.Fail || out.Verdict() == reports.Unknown {
 		out.Evidence = s.evidence(sp, out.Result)
 	}
