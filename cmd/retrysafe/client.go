@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/retrysafe/retrysafe/targets/reference/client"
@@ -16,7 +17,7 @@ func init() { extraCommands = append(extraCommands, newClientCmd) }
 // clientFlags are the flags of `retrysafe client`.
 type clientFlags struct {
 	url, state, ref, opsFile, mutant, jitter string
-	ops                                      int
+	ops, sameRefAmount                       int
 	policy                                   client.Policy
 }
 
@@ -31,7 +32,8 @@ the body {"ref", "amount", "currency", "created_at"}, and retries each until it 
 (any 2xx) or fails finally.
 
 Operations: without --ops-file, --ops N operations with refs PREFIX-1 .. PREFIX-N (--ref
-PREFIX), amount 1000, currency eur. With --ops-file, one operation per entry of a JSON
+PREFIX), amount 1000, currency eur, and with --same-ref-amount A (or $RETRYSAFE_CLIENT_SAME_REF_AMOUNT)
+one more: PREFIX-1 with amount A. With --ops-file, one operation per entry of a JSON
 array [{"ref": "...", "params": {"amount": 2000, ...}}, ...], params merged into the body
 over the defaults; --ref is then unused and --ops, if given, must equal the entry count.
 Two entries with one ref are two operations with two keys.
@@ -82,6 +84,7 @@ its operation stays pending).
 	fl.StringVar(&f.ref, "ref", "", "ref prefix: operations are PREFIX-1 .. PREFIX-N (required without --ops-file)")
 	fl.IntVar(&f.ops, "ops", 0, "number of operations (required without --ops-file; with it, must equal its entry count)")
 	fl.StringVar(&f.opsFile, "ops-file", "", `JSON file of operations: [{"ref": "...", "params": {...}}, ...]`)
+	fl.IntVar(&f.sameRefAmount, "same-ref-amount", 0, "without --ops-file, one more operation after the others: the first one's ref with this amount (default $"+sameRefEnv+")")
 	fl.StringVar(&f.mutant, "mutant", "", "run a deliberately broken client (see `retrysafe mutants`)")
 	fl.IntVar(&f.policy.MaxAttempts, "max-attempts", client.DefaultMaxAttempts, "attempts per operation, the first included")
 	fl.DurationVar(&f.policy.AttemptTimeout, "attempt-timeout", client.DefaultAttemptTimeout, "bound of one attempt; the client then closes its connection")
@@ -134,6 +137,22 @@ func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 		return cfg, usageErr("--ops %d: at least 1 operation is needed (or give --ops-file)", f.ops)
 	default:
 		cfg.Ops = client.Operations(f.ref, f.ops)
+		amount := f.sameRefAmount
+		if v, ok := os.LookupEnv(sameRefEnv); ok && !cmd.Flags().Changed("same-ref-amount") {
+			if amount, err = strconv.Atoi(v); err != nil || amount < 1 {
+				return cfg, usageErr("$%s %q: want a positive amount", sameRefEnv, v)
+			}
+		}
+		if amount > 0 {
+			cfg.Ops = append(cfg.Ops, client.Operation{Ref: cfg.Ops[0].Ref, Params: map[string]any{"amount": amount}})
+		}
+	}
+	if f.opsFile != "" && cmd.Flags().Changed("same-ref-amount") {
+		return cfg, usageErr("--same-ref-amount: with --ops-file, write the operation into the file")
 	}
 	return cfg, nil
 }
+
+// sameRefEnv is the environment variable --same-ref-amount defaults to: how a harness asks the
+// client for a second operation with the first one's ref without an ops file.
+const sameRefEnv = "RETRYSAFE_CLIENT_SAME_REF_AMOUNT"
