@@ -97,7 +97,8 @@ stage "retrysafe run (the README's first command)" go run ./cmd/retrysafe run --
 for transport in webhook amqp nats; do
   stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
 done
+stage "retrysafe run --client" go run ./cmd/retrysafe run --client --report-dir retrysafe-report/client
 stage "every heal in the runs' report.json follows an inject of the same fault" \
-  env RETRYSAFE_CHECK_REPORTS="$PWD/retrysafe-report/run,$PWD/retrysafe-report/consumer-webhook,$PWD/retrysafe-report/consumer-amqp,$PWD/retrysafe-report/consumer-nats" \
+  env RETRYSAFE_CHECK_REPORTS="$PWD/retrysafe-report/run,$PWD/retrysafe-report/consumer-webhook,$PWD/retrysafe-report/consumer-amqp,$PWD/retrysafe-report/consumer-nats,$PWD/retrysafe-report/client" \
   go test -count=1 -run '^TestReportedHealsFollowInjects$' ./cmd/retrysafe
 say "all tests passed in ${SECONDS}s"

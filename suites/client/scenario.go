@@ -110,16 +110,16 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 		case <-life.done:
 			done = true
 		case <-a.overrun:
-			life.kill()
+			s.kill(c, life, "it was still retrying past max_attempts + 2")
 			run.Killed = fmt.Sprintf("it was still retrying after %d attempts of one operation (max_attempts %d + 2)", a.overrunN, c.Retry.MaxAttempts)
 			done = true
 		case <-deadline.C:
-			life.kill()
+			s.kill(c, life, "the scenario's timeout passed")
 			run.Killed = fmt.Sprintf("the scenario's timeout (clients[].timeout %v) passed", c.Timeout)
 			done = true
 		case <-heldOne:
 			heldOne = nil
-			life.kill()
+			s.kill(c, life, "an attempt was held: the restart scenario")
 			a.life.Store(2)
 			s.Notef("client %s: SIGKILLed while its first attempt was held (processed, unanswered), then started again with the same command, operations and state directory", c.Name)
 			if life, err = starter(); err != nil {
@@ -155,6 +155,17 @@ func (s *S) drawTimeline(ops []check.ClientOp) {
 	s.ClientTimeline(lanes)
 }
 
+// kill ends one life of the client: a process is SIGKILLed (its process group), a fault event
+// of the run's history; a function's context is cancelled.
+func (s *S) kill(c *targets.Client, l *life, why string) {
+	at := time.Now()
+	l.kill()
+	if l.process {
+		s.History.AddEvent(history.Event{At: at, Action: string(faults.ActionInject), Kind: "kill", Target: "client " + c.Name,
+			Fault: "SIGKILL of client " + c.Name + "'s process group: " + why})
+	}
+}
+
 // clientRun makes the operations a scenario asks for: ops references PREFIX-1..PREFIX-N with
 // the client's parameters, and, asked for and declared, one more: an entry with PREFIX-1 and the
 // same_ref parameters (for a client that reads the entries: entries), or the same_ref env values
@@ -184,6 +195,7 @@ func (s *S) clientRun(c *targets.Client, sc scenario, url, state string, entries
 
 // life is one start of the client under test: a process, or a function in a goroutine.
 type life struct {
+	process  bool // a process (its kills are fault events)
 	done     <-chan struct{}
 	kill     func()
 	exit     func() int
@@ -222,7 +234,8 @@ func (s *S) starter(c *targets.Client, ip *framework.InProcessClient, restart bo
 // processLife is a start of the client as a process.
 func processLife(p *faults.Process, f targets.ClientFailure, inProcess bool) *life {
 	return &life{
-		done: p.Done(),
+		process: true,
+		done:    p.Done(),
 		kill: func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
 		exit: p.ExitCode,
 		reported: func() *bool {
