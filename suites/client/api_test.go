@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/retrysafe/retrysafe/reports"
+	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// clientFile describes a JSON client of /v1/orders whose identity is its ref; %EXTRA% is
+// replaced by each test.
+const clientFile = `name: client-api-test
+clients:
+  - name: t
+    timeout: 20s
+%EXTRA%
+    operations:
+      - name: orders
+        path: /v1/orders
+        identity: [$.ref]
+        response: {status: 201, body: '{"n": {{.Seq}}, "ref": {{json .Ref}}}'}
+    retry: {max_attempts: 3, attempt_timeout: 1s, backoff: {initial: 50ms, max: 200ms}}
+`
+
+// testClient parses clientFile.
+func testClient(t *testing.T, extra string) *targets.Client {
+	t.Helper()
+	tg, err := targets.Parse("t.yaml", []byte(strings.Replace(clientFile, "%EXTRA%", extra, 1)), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg.Clients[0]
+}
+
+// post sends one attempt and returns its status and body (status 0: no answer).
+func post(t *testing.T, hc *http.Client, url, key, ref string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"ref": %q}`, ref)))
+	req.GetBody = nil // no re-send by net/http on a dropped connection
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The scripted API answers as planned per operation (told apart by identity, in order of first
+// arrival), processes and stores only what it processes, replays by key, refuses a key reused by
+// another operation, answers 404 to another path, and records every attempt with its answer.
+func TestScriptedAPI(t *testing.T) {
+	c := testClient(t, "")
+	hist := history.New(history.NewRedactor(nil, nil))
+	a, err := newAPI(c, hist, []plan{{drop, success}, {status(429, time.Second)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	steps := []struct {
+		key, ref, path string
+		status         int
+		body           string
+	}{
+		{"k1", "r-1", "/v1/orders", 0, ""},                            // processed, then the connection closed
+		{"k1", "r-1", "/v1/orders", 201, `{"n": 1, "ref": "r-1"}`},    // the stored answer replayed
+		{"k1", "r-2", "/v1/orders", 422, "used by another operation"}, // the key of another operation
+		{"k2", "r-2", "/v1/orders", 429, "planned by the harness"},
+		{"k2", "r-2", "/v1/orders", 429, ""},                       // the plan's last answer repeats
+		{"k3", "r-3", "/v1/orders", 201, `{"n": 2, "ref": "r-3"}`}, // past the plans: success
+		{"k3", "r-3", "/v1/refunds", 404, "no operation"},
+	}
+	for i, st := range steps {
+		status, body := post(t, hc, a.url+st.path, st.key, st.ref)
+		if status != st.status || !strings.Contains(body, st.body) {
+			t.Errorf("step %d (%s %s): %d %q, want %d %q", i+1, st.key, st.ref, status, body, st.status, st.body)
+		}
+	}
+	var answers []string
+	for _, at := range a.history() {
+		answers = append(answers, at.Answer)
+		if at.Answered.Before(at.Start) || at.Life != 1 {
+			t.Errorf("attempt %d answered at %v, before its start %v (life %d)", at.Seq, at.Answered, at.Start, at.Life)
+		}
+	}
+	want := []string{check.AnswerDrop, check.AnswerReplay, "422", "429", "429", check.AnswerSuccess, check.AnswerUnknownPath}
+	if strings.Join(answers, ",") != strings.Join(want, ",") {
+		t.Errorf("answers %v, want %v", answers, want)
+	}
+	if h := a.history(); h[3].RetryAfter != time.Second || h[3].Identity != "r-2" || h[3].Key != "k2" {
+		t.Errorf("the 429 recorded %+v", h[3])
+	}
+	if a.records != 2 {
+		t.Errorf("%d records processed, want 2 (r-1 once, r-3)", a.records)
+	}
+}
+
+// A hold answer waits for the client to give up, at most its attempt timeout and a second, and
+// closes the connection without an answer, processing nothing.
+func TestScriptedAPIHolds(t *testing.T) {
+	c := testClient(t, "")
+	a, err := newAPI(c, history.New(history.NewRedactor(nil, nil)), []plan{{hold}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	a.holdFor = 300 * time.Millisecond
+	start := time.Now()
+	status, _ := post(t, &http.Client{Timeout: 5 * time.Second}, a.url+"/v1/orders", "k1", "r-1")
+	if took := time.Since(start); status != 0 || took < 250*time.Millisecond || took > 3*time.Second {
+		t.Errorf("a held attempt got %d after %v, want no answer after about 300ms", status, took)
+	}
+	if a.records != 0 {
+		t.Errorf("a held attempt was processed")
+	}
+}
+
+// A client that insists on https gets the scripted API over TLS, its CA in {{.CAFile}}.
+func TestRunClientTOverHTTPS(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "client.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(clientFile, "%EXTRA%", "    https: true", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := RunClientT(t, file, func(ctx context.Context, r framework.ClientRun) error {
+		pem, err := os.ReadFile(r.CAFile)
+		if err != nil || !strings.HasPrefix(r.BaseURL, "https://") {
+			return fmt.Errorf("no CA file (%v) or not https: %s", err, r.BaseURL)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		defer hc.CloseIdleConnections()
+		var errs []error
+		for _, op := range r.Ops {
+			key := uuid.NewString()
+			for attempt := 1; ; attempt++ {
+				status, body := post(t, hc, r.BaseURL+"/v1/orders", key, op.Ref)
+				if status == 201 {
+					break
+				}
+				if attempt == 3 {
+					errs = append(errs, fmt.Errorf("%s: %d %s", op.Ref, status, body))
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		return errors.Join(errs...)
+	}, framework.Select("property:same-key-on-retry", ""))
+	if len(run.Properties) != 1 || run.Properties[0].Verdict != reports.Pass {
+		t.Errorf("same-key-on-retry over https: %+v", run.Properties)
+	}
+}
+
+// bareT is a T without a name: RunClientT cannot re-execute its test.
+type bareT struct{ t *testing.T }
+
+func (b bareT) Helper()                           {}
+func (b bareT) Logf(format string, args ...any)   { b.t.Logf(format, args...) }
+func (b bareT) Errorf(format string, args ...any) { b.t.Errorf(format, args...) }
+func (b bareT) Fatalf(format string, args ...any) { b.t.Fatalf(format, args...) }
+func (b bareT) Cleanup(f func())                  { b.t.Cleanup(f) }
+
+// Without a test name to re-execute, the restart scenario skips and says why.
+func TestRunClientTRestartNeedsATestName(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "client.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(clientFile, "%EXTRA%", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := RunClientT(bareT{t}, file, func(context.Context, framework.ClientRun) error { return errors.New("never called") },
+		framework.Select("property:restart-reuses-key", ""))
+	if len(run.Properties) != 1 || run.Properties[0].Verdict != reports.Skipped || !strings.Contains(run.Properties[0].Reason, "re-executes the test binary by test name") {
+		t.Errorf("restart-reuses-key without a test name: %+v", run.Properties)
+	}
+}
