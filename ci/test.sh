@@ -2,7 +2,7 @@
 # Passes every test of retrysafe on a fresh machine: checks the services the tests need
 # (PostgreSQL, Redis, MariaDB, RabbitMQ, NATS with JetStream), starting them when installed but
 # stopped, then runs gofmt, go vet, go test -race, the self-test of the properties against the
-# reference API and consumer, the fuzz targets and the README's run commands, and checks that the
+# reference API, consumer and client, the fuzz targets and the README's run commands, and checks that the
 # runs' reports heal only faults they injected. Each stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,7 +90,7 @@ stage "gofmt" gofmt_check
 stage "go vet" go vet ./...
 stage "chromium (for the HTML report's browser test)" ./ci/ensure-chromium.sh
 stage "go test -race" go test -race -count=1 -timeout 15m ./...
-stage "retrysafe selftest (the properties against the reference API, consumer and their mutants)" \
+stage "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
   go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
 stage "fuzz targets, about 10 s each" ./ci/fuzz.sh 10s
 stage "retrysafe run (the README's first command)" go run ./cmd/retrysafe run --report-dir retrysafe-report/run
