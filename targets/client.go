@@ -261,15 +261,8 @@ func (d *decoder) clientOps(o *object) ClientOps {
 
 // params decodes a mapping of operation parameters (scalars, kept with their YAML types).
 func (d *decoder) params(o *object, name string) map[string]any {
-	if !o.has(name) {
-		return nil
-	}
-	m, ok := o.fields[name].val.(*ast.MappingNode)
-	if mv, single := o.fields[name].val.(*ast.MappingValueNode); single {
-		m, ok = &ast.MappingNode{Values: []*ast.MappingValueNode{mv}}, true
-	}
+	m, ok := d.mapping(o, name, "parameter names to values")
 	if !ok {
-		d.ps.add(o.lineOf(name), o.at(name), "must be a mapping of parameter names to values, got %s", kindOf(o.fields[name].val))
 		return nil
 	}
 	out := map[string]any{}

@@ -331,17 +331,26 @@ type header struct {
 	tmpl        *tmpl
 }
 
-// headers returns the named field as an ordered list of HTTP header name/value pairs.
-func (d *decoder) headers(o *object, name string) []header {
+// mapping returns the named field as a mapping (one entry written inline is one too); what
+// names its entries in the error when it is something else.
+func (d *decoder) mapping(o *object, name, what string) (*ast.MappingNode, bool) {
 	if !o.has(name) {
-		return nil
+		return nil, false
 	}
 	m, ok := o.fields[name].val.(*ast.MappingNode)
 	if mv, single := o.fields[name].val.(*ast.MappingValueNode); single {
 		m, ok = &ast.MappingNode{Values: []*ast.MappingValueNode{mv}}, true
 	}
 	if !ok {
-		d.ps.add(o.lineOf(name), o.at(name), "must be a mapping of header names to values, got %s", kindOf(o.fields[name].val))
+		d.ps.add(o.lineOf(name), o.at(name), "must be a mapping of %s, got %s", what, kindOf(o.fields[name].val))
+	}
+	return m, ok
+}
+
+// headers returns the named field as an ordered list of HTTP header name/value pairs.
+func (d *decoder) headers(o *object, name string) []header {
+	m, ok := d.mapping(o, name, "header names to values")
+	if !ok {
 		return nil
 	}
 	var out []header

@@ -236,8 +236,8 @@ func processLife(p *faults.Process, f targets.ClientFailure, inProcess bool) *li
 	return &life{
 		process: true,
 		done:    p.Done(),
-		kill: func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
-		exit: p.ExitCode,
+		kill:    func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
+		exit:    p.ExitCode,
 		reported: func() *bool {
 			var r bool
 			switch {

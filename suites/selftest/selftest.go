@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			}
 			res.Correct = append(res.Correct, cs...)
 		}
-		if err := res.addCells(ctx, st, rows(opts.Mutants), runCell); err != nil {
+		if err := res.addCells(ctx, st, rows(opts.Mutants), runCell, opts.Stores); err != nil {
 			return res, err
 		}
 	}
@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return res, err
 		}
 		res.Correct = append(res.Correct, cs...)
-		if err := res.addClientCells(ctx, st, clientRows(opts.Mutants)); err != nil {
+		if err := res.addCells(ctx, st, clientRows(opts.Mutants), runClientCell, []string{ClientStore}); err != nil {
 			return res, err
 		}
 	}
@@ -217,14 +217,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			}
 		}
 	}
-	return res, res.addCells(ctx, st, consumerRows(opts.Mutants, opts.ConsumerShape), runConsumerCell)
+	return res, res.addCells(ctx, st, consumerRows(opts.Mutants, opts.ConsumerShape), runConsumerCell, opts.Stores)
 }
 
-// addCells runs each row's cell on each store (run: runCell or runConsumerCell), timed, and
-// adds it to the matrix, printing it as it ends.
-func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(context.Context, *stores, row, string) (Cell, error)) error {
+// addCells runs each row's cell on each store (run: runCell, runConsumerCell or runClientCell,
+// whose one column is ClientStore), timed, and adds it to the matrix, printing it as it ends.
+func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(context.Context, *stores, row, string) (Cell, error), stores []string) error {
 	for _, row := range rows {
-		for _, store := range st.opts.Stores {
+		for _, store := range stores {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -237,24 +237,6 @@ func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(
 			printCell(st.opts.Progress, cell)
 			r.Cells = append(r.Cells, cell)
 		}
-	}
-	return nil
-}
-
-// addClientCells runs each client row's one cell (the client has no store), timed.
-func (r *Result) addClientCells(ctx context.Context, st *stores, rows []row) error {
-	for _, row := range rows {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		started := time.Now()
-		cell, err := runClientCell(ctx, st, row, ClientStore)
-		if err != nil {
-			return err
-		}
-		cell.Seconds = time.Since(started).Seconds()
-		printCell(st.opts.Progress, cell)
-		r.Cells = append(r.Cells, cell)
 	}
 	return nil
 }
