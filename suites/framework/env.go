@@ -60,6 +60,18 @@ type Settings struct {
 	// MaxFields bounds the fields the mismatch property changes one by one per operation
 	// (default 32).
 	MaxFields int
+	// Shard makes the run one shard of a sharded load (nil: not sharded): its sequence numbers
+	// are strided (shard I takes n ≡ I mod N) and its load sends its share of the run's plan.
+	Shard *Shard
+}
+
+// Shard is the place of a run among the shards of one sharded load.
+type Shard struct {
+	// I is the shard's index (0-based) among N shards.
+	I, N int
+	// Twins is the share of new operations that the next shard sends too, at the same instant
+	// (a cross-shard duplicate).
+	Twins float64
 }
 
 func (s *Settings) defaults() {
@@ -128,6 +140,7 @@ type Env struct {
 	procsOnce sync.Once
 	ownProcs  bool
 	seq       atomic.Int64
+	seqStep   int64 // 1, or N in a shard of N
 	rngMu     sync.Mutex
 	rng       *rand.Rand
 
@@ -149,6 +162,11 @@ func newEnv(t *targets.Target, s Settings) *Env {
 		History:  h,
 		Settings: s,
 		rng:      rand.New(rand.NewPCG(uint64(s.Seed), 0x5eed)),
+	}
+	e.seqStep = 1
+	if sh := s.Shard; sh != nil {
+		e.seq.Store(int64(sh.I))
+		e.seqStep = int64(sh.N)
 	}
 	e.done, e.close = context.WithCancel(context.Background())
 	e.Client = httpclient.New(httpclient.Options{
@@ -178,8 +196,8 @@ func (e *Env) intn(n int) int {
 	return e.rng.IntN(n)
 }
 
-// Next returns the next sequence number of the run.
-func (e *Env) Next() int64 { return e.seq.Add(1) }
+// Next returns the next sequence number of the run (in a shard, the next one ≡ I mod N).
+func (e *Env) Next() int64 { return e.seq.Add(e.seqStep) }
 
 // defaultTenant is the tenant most specs act as (nil when the target declares none).
 func (e *Env) defaultTenant() *targets.Tenant {

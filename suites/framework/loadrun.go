@@ -39,8 +39,11 @@ type LoadRun struct {
 	Rate     int
 	Duration time.Duration
 	// Hits are Vegeta's hits by kind: fresh operations, concurrent duplicates (each adds a
-	// twin attempt) and sequential retries.
-	Fresh, Pairs, Retries int
+	// twin attempt) and sequential retries; Twins are the cross-shard twins sent with them (the
+	// previous shard's operations, at the same instant).
+	Fresh, Pairs, Retries, Twins int
+	// Planned is how many hits the plan has for the attack (0: an unlimited rate).
+	Planned int64
 	// Attack is the wall time from the first hit to the last answer.
 	Attack time.Duration
 	// Counting and Checking are the times spent counting records and checking the history.
@@ -74,8 +77,13 @@ func (s *S) Load(rate int, d time.Duration) *LoadRun {
 // LoadAttack is the first half of Load: the attack alone, every attempt recorded.
 func (s *S) LoadAttack(rate int, d time.Duration) *LoadRun {
 	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(s, s.Settings.LoadRetryFraction)}
+	run.plan.plan.Rate = rate
+	run.Planned = run.plan.plan.Rounds(d)
 	run.from = s.attack(run, run.plan)
-	run.Fresh, run.Pairs, run.Retries = run.plan.hits()
+	run.Fresh, run.Pairs, run.Retries, run.Twins = run.plan.hits()
+	if s.Settings.Shard == nil { // the plan's sequence numbers are the run's: skip past them
+		s.seq.Add(run.plan.rounds())
+	}
 	return run
 }
 
@@ -160,6 +168,9 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if it.twin != nil {
 		twin.Go(func() { t.s.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
 	}
+	if it.cross != nil {
+		twin.Go(func() { t.s.Client.DoBody(ctx, it.cross, it.crossBody, it.crossMeta) })
+	}
 	a := t.s.Client.DoBody(ctx, it.req, it.body, it.meta)
 	twin.Wait()
 	if a.Outcome != history.OK {
@@ -209,9 +220,19 @@ func (s *S) countLoad(ops []*Op) (map[string]int, []string, int) {
 	return counts, errs, failed
 }
 
-// Attempts returns the number of attempts the attack sent: every hit, and the twin of every
-// concurrent pair.
-func (r *LoadRun) Attempts() int { return r.Fresh + 2*r.Pairs + r.Retries }
+// Attempts returns the number of attempts the attack sent: every hit, the twin of every
+// concurrent pair and every cross-shard twin.
+func (r *LoadRun) Attempts() int { return r.Fresh + 2*r.Pairs + r.Retries + r.Twins }
+
+// Hits returns the number of Vegeta hits the attack sent.
+func (r *LoadRun) Hits() int { return r.Fresh + r.Pairs + r.Retries }
+
+// Operations returns the operations the attack started or repeated, in the order they were first
+// sent.
+func (r *LoadRun) Operations() []*Op { return r.plan.operations() }
+
+// From is the history position after which the attack's attempts are recorded.
+func (r *LoadRun) From() int64 { return r.from }
 
 // Figures are the load property's key figures.
 func (r *LoadRun) Figures() map[string]string {
@@ -241,6 +262,9 @@ func (r *LoadRun) Figures() map[string]string {
 		if l.lat.N > 0 {
 			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
 		}
+	}
+	if r.Twins > 0 {
+		f["cross_shard_twins"] = strconv.Itoa(r.Twins)
 	}
 	if r.Plot != nil {
 		f["plot"] = LoadPlotFile

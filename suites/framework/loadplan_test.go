@@ -1,0 +1,78 @@
+package framework
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLoadPlanIsPureAndStrided(t *testing.T) {
+	p := LoadPlan{Seed: 42, Shards: 4, Rate: 50, Retry: 0.3, Twins: 0.2, Ops: 2, Tenants: 2, Instances: 2,
+		Base: ShardSeqBase * 4, MaxAge: time.Hour}
+	q := p // another shard computes the same plan on its own
+	kinds := map[int]int{}
+	twins, crossRetries := 0, 0
+	for h := range int64(4000) {
+		a, b := p.Hit(h), q.Hit(h)
+		if a != b {
+			t.Fatalf("hit %d: %+v then %+v: the plan is not a pure function", h, a, b)
+		}
+		kinds[a.Kind]++
+		if a.Owner != int(h%4) || a.Round != h/4 {
+			t.Fatalf("hit %d: owner %d round %d, want %d and %d", h, a.Owner, a.Round, h%4, h/4)
+		}
+		switch a.Kind {
+		case HitRetry:
+			if a.RetryOf < 0 || a.RetryOf >= h || p.Hit(a.RetryOf).Kind == HitRetry || p.Hit(a.RetryOf).Seq != a.Seq {
+				t.Fatalf("hit %d repeats hit %d badly: %+v", h, a.RetryOf, a)
+			}
+			if a.RepeatsFrom != a.Owner {
+				crossRetries++
+			}
+		default:
+			if a.Seq%4 != int64(a.Owner) {
+				t.Fatalf("hit %d of shard %d has sequence number %d, not ≡ its shard mod 4", h, a.Owner, a.Seq)
+			}
+			if a.Twin {
+				twins++
+			}
+		}
+	}
+	if kinds[HitFresh] == 0 || kinds[HitPair] == 0 || kinds[HitRetry] == 0 || twins == 0 || crossRetries == 0 {
+		t.Fatalf("kinds %v, %d twins, %d cross-shard retries: every kind must occur", kinds, twins, crossRetries)
+	}
+	// Shard (owner+1) mod N sends the twin in the same round.
+	sent := 0
+	for k := range int64(1000) {
+		for i := range 4 {
+			own, twin := p.ShardHits(i, k)
+			if own.Owner != i || own.Round != k {
+				t.Fatalf("shard %d round %d got hit %+v", i, k, own)
+			}
+			if twin != nil {
+				sent++
+				if twin.Owner != (i+3)%4 || twin.Round != k || !twin.Twin {
+					t.Fatalf("shard %d round %d sends a twin of %+v", i, k, twin)
+				}
+			}
+		}
+	}
+	if sent != twins {
+		t.Fatalf("%d twins planned, %d sent", twins, sent)
+	}
+	one := p
+	one.Shards = 1
+	for h := range int64(1000) {
+		if one.Hit(h).Twin {
+			t.Fatal("a plan of one shard has a cross-shard twin")
+		}
+	}
+}
+
+func TestLoadPlanRetriesOnlyYoungOperations(t *testing.T) {
+	p := LoadPlan{Seed: 7, Shards: 1, Rate: 100, Retry: 1, Ops: 1, Instances: 1, MaxAge: 50 * time.Millisecond}
+	for h := range int64(2000) {
+		if a := p.Hit(h); a.Kind == HitRetry && p.Due(h)-p.Due(a.RetryOf) >= p.MaxAge {
+			t.Fatalf("hit %d retries hit %d, %v older than the max age", h, a.RetryOf, p.Due(h)-p.Due(a.RetryOf))
+		}
+	}
+}
