@@ -159,7 +159,9 @@ func (p *LoadPlan) Due(h int64) time.Duration {
 }
 
 // Rounds is how many rounds the plan has over d (0 when the rate is unlimited).
-func (p *LoadPlan) Rounds(d time.Duration) int64 { return int64(p.Rate) * int64(d) / int64(time.Second) }
+func (p *LoadPlan) Rounds(d time.Duration) int64 {
+	return int64(p.Rate) * int64(d) / int64(time.Second)
+}
 
 // ShardHits are the hits shard i sends at round k: its own hit, and the cross-shard twin of the
 // previous shard's hit of the round when that hit has one.
