@@ -19,7 +19,7 @@ import (
 )
 
 var topFields = []string{"name", "instances", "shared_store", "tls", "toxiproxy", "operations", "tenants",
-	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers", "clients"}
+	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers", "clients", "load_limits"}
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
@@ -126,6 +126,7 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Downstream = d.downstream(top, t.Lifecycle)
 	t.Storage = d.storage(top, t.Lifecycle)
 	t.Cleanup = d.cleanup(top)
+	t.LoadLimits = d.loadLimits(top)
 	t.Hooks = d.hooks(top)
 	t.Consumers = d.consumers(top)
 	t.Clients = d.clients(top)

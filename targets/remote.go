@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 )
 
 // IsLoopbackHost reports whether host (a URL's Hostname) is `localhost` or a literal loopback
@@ -28,4 +29,39 @@ func (t *Target) RemoteInstances() []string {
 		}
 	}
 	return out
+}
+
+// LoadLimits are what a target file declares its API takes from one retrysafe process under load
+// (load_limits: {max_rate, max_duration}). With --allow-remote they replace the guard rails' hard
+// caps of a remote run (100 hits/s for 60 s); a shard of a sharded load applies them per shard.
+type LoadLimits struct {
+	// MaxRate is the most hits per second one process may send.
+	MaxRate int
+	// MaxDuration is the longest one process may send load.
+	MaxDuration time.Duration
+}
+
+// loadLimits decodes the optional load_limits block.
+func (d *decoder) loadLimits(top *object) *LoadLimits {
+	if !top.has("load_limits") {
+		return nil
+	}
+	o, ok := d.object(top.fields["load_limits"].val, "load_limits", "max_rate", "max_duration")
+	if !ok {
+		return nil
+	}
+	l := &LoadLimits{}
+	if v, ok := d.integer(o, "max_rate", 1, 1_000_000); ok {
+		l.MaxRate = v
+	} else if !o.has("max_rate") {
+		d.ps.add(o.line, "load_limits", "needs max_rate (hits per second)")
+	}
+	if v, ok := d.duration(o, "max_duration"); ok && v > 0 {
+		l.MaxDuration = v
+	} else if !o.has("max_duration") {
+		d.ps.add(o.line, "load_limits", "needs max_duration (e.g. 10m)")
+	} else if ok {
+		d.ps.add(o.lineOf("max_duration"), o.at("max_duration"), "must be greater than zero")
+	}
+	return l
 }

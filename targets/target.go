@@ -198,6 +198,9 @@ type Target struct {
 	Cleanup *Cleanup
 	// Hooks are the target's black-box fault hooks; nil = none.
 	Hooks *Hooks
+	// LoadLimits are the load the target's owner declares it takes from one retrysafe process
+	// (load_limits); nil: the guard rails' hard caps of a remote run hold.
+	LoadLimits *LoadLimits
 	// Consumers are the event consumers under test (webhook or queue); empty = none.
 	Consumers []*Consumer
 	// Clients are the clients of an idempotent API under test; empty = none.

@@ -133,6 +133,9 @@ type Env struct {
 	Faults *Faults
 
 	Observer *http.Client
+	// Limits are the load limits in force, in words (the guard rails of a remote target, or its
+	// load_limits).
+	Limits string
 	// InProcess drives the clients that declare no command (suites.RunClientT); nil otherwise.
 	InProcess *InProcessClient
 

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ type Harness struct {
 	kit       *Faults
 	env       *Env
 	remote    []string
+	limits    string // the load limits in force of a remote target
 	started   time.Time
 	closed    bool
 }
@@ -71,7 +73,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 			}
 			return nil, remoteRefusal(h.remote)
 		}
-		capRemote(&h.o.settings, h.remote, h.o.logWriter())
+		h.limits = capRemote(&h.o.settings, h.remote, t.LoadLimits, h.o.logWriter())
 	}
 	kit, err := setUpFaults(ctx, t, &h.procs, h.o.sink)
 	if err != nil {
@@ -87,6 +89,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 	}
 	h.env = newEnv(t, h.o.settings)
 	h.env.Faults = kit
+	h.env.Limits = cmp.Or(h.limits, LocalLimits)
 	h.env.procs, h.env.InProcess = &h.procs, h.o.inProcess
 	kit.Nemesis.Observe(func(ev faults.Event) {
 		h.env.History.AddEvent(history.Event{At: ev.Time, Action: string(ev.Action), Kind: ev.Kind, Target: ev.Target,

@@ -42,6 +42,8 @@ type LoadRun struct {
 	// twin attempt) and sequential retries; Twins are the cross-shard twins sent with them (the
 	// previous shard's operations, at the same instant).
 	Fresh, Pairs, Retries, Twins int
+	// Limits are the load limits in force, in words.
+	Limits string
 	// Planned is how many hits the plan has for the attack (0: an unlimited rate).
 	Planned int64
 	// Attack is the wall time from the first hit to the last answer.
@@ -78,6 +80,7 @@ func (s *S) Load(rate int, d time.Duration) *LoadRun {
 func (s *S) LoadAttack(rate int, d time.Duration) *LoadRun {
 	run := &LoadRun{Rate: rate, Duration: d, plan: newLoadPlan(s, s.Settings.LoadRetryFraction)}
 	run.plan.plan.Rate = rate
+	run.Limits = s.Limits
 	run.Planned = run.plan.plan.Rounds(d)
 	run.from = s.attack(run, run.plan)
 	run.Fresh, run.Pairs, run.Retries, run.Twins = run.plan.hits()
@@ -262,6 +265,9 @@ func (r *LoadRun) Figures() map[string]string {
 		if l.lat.N > 0 {
 			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
 		}
+	}
+	if r.Limits != "" {
+		f["limits"] = r.Limits
 	}
 	if r.Twins > 0 {
 		f["cross_shard_twins"] = strconv.Itoa(r.Twins)

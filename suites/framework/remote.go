@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // Modest settings of a remote run, for the settings left at their defaults (zero).
@@ -42,8 +44,10 @@ func remoteRefusal(remote []string) error {
 }
 
 // capRemote gives the burst, rounds, replays and load rate left at their defaults modest values
-// for a remote target, clamps every setting to the hard caps, and says so on out.
-func capRemote(s *Settings, remote []string, out io.Writer) {
+// for a remote target, clamps every setting to the hard caps (the load's to the target file's
+// load_limits where it declares them), says so on out, and returns the load limits in force in
+// words.
+func capRemote(s *Settings, remote []string, limits *targets.LoadLimits, out io.Writer) string {
 	var modest, clamped []string
 	limit := func(name string, v *int, most, hard int) {
 		if *v <= 0 {
@@ -57,10 +61,14 @@ func capRemote(s *Settings, remote []string, out io.Writer) {
 	limit("burst", &s.RaceK, RemoteBurst, RemoteHardBurst)
 	limit("rounds", &s.RaceRounds, RemoteRounds, RemoteHardRounds)
 	limit("replays", &s.ReplayN, RemoteReplays, RemoteHardReplays)
-	limit("load-rate", &s.LoadRate, RemoteLoadRate, RemoteHardLoadRate)
-	if s.LoadDuration > RemoteHardLoadDuration {
-		s.LoadDuration = RemoteHardLoadDuration
-		clamped = append(clamped, fmt.Sprintf("--load-duration %v", RemoteHardLoadDuration))
+	hardRate, hardDuration, whose := RemoteHardLoadRate, RemoteHardLoadDuration, "the guard rails' hard caps of a remote target"
+	if limits != nil {
+		hardRate, hardDuration, whose = limits.MaxRate, limits.MaxDuration, "the target file's load_limits"
+	}
+	limit("load-rate", &s.LoadRate, min(RemoteLoadRate, hardRate), hardRate)
+	if s.LoadDuration > hardDuration {
+		s.LoadDuration = hardDuration
+		clamped = append(clamped, fmt.Sprintf("--load-duration %v", hardDuration))
 	}
 	who := strings.Join(remote, ", ")
 	if len(modest) > 0 {
@@ -69,4 +77,8 @@ func capRemote(s *Settings, remote []string, out io.Writer) {
 	if len(clamped) > 0 {
 		fmt.Fprintf(out, "retrysafe: remote target %s: hard caps %s (a remote target never gets more)\n", who, strings.Join(clamped, ", "))
 	}
+	return fmt.Sprintf("at most %d hits/s for %v per process (%s)", hardRate, hardDuration, whose)
 }
+
+// LocalLimits are the load limits in force for a target on this machine, in words.
+const LocalLimits = "none (a target on this machine)"

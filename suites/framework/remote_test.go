@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 func TestCapRemote(t *testing.T) {
@@ -25,7 +27,10 @@ func TestCapRemote(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.in
 			var out bytes.Buffer
-			capRemote(&s, []string{"https://api.example.com"}, &out)
+			limits := capRemote(&s, []string{"https://api.example.com"}, nil, &out)
+			if !strings.Contains(limits, "100 hits/s for 1m0s") {
+				t.Errorf("limits in force %q, want the hard caps", limits)
+			}
 			if s.RaceK != tc.burst || s.RaceRounds != tc.rounds || s.ReplayN != tc.replays || s.LoadRate != RemoteLoadRate ||
 				s.LoadDuration != tc.loadDuration {
 				t.Errorf("burst, rounds, replays, load rate, duration = %d, %d, %d, %d, %v; want %d, %d, %d, %d, %v",
@@ -40,5 +45,22 @@ func TestCapRemote(t *testing.T) {
 				t.Errorf("the line does not name the target: %q", line)
 			}
 		})
+	}
+}
+
+func TestCapRemoteLiftedByTheTargetsLoadLimits(t *testing.T) {
+	s := Settings{LoadRate: 2000, LoadDuration: 20 * time.Minute}
+	var out bytes.Buffer
+	limits := capRemote(&s, []string{"https://api.example.com"}, &targets.LoadLimits{MaxRate: 1000, MaxDuration: 10 * time.Minute}, &out)
+	if s.LoadRate != 1000 || s.LoadDuration != 10*time.Minute {
+		t.Fatalf("load rate %d for %v, want the declared 1000 for 10m", s.LoadRate, s.LoadDuration)
+	}
+	if !strings.Contains(limits, "1000 hits/s for 10m0s") || !strings.Contains(limits, "load_limits") {
+		t.Fatalf("limits in force %q", limits)
+	}
+	s = Settings{LoadRate: 500, LoadDuration: 5 * time.Minute}
+	capRemote(&s, []string{"https://api.example.com"}, &targets.LoadLimits{MaxRate: 1000, MaxDuration: 10 * time.Minute}, &out)
+	if s.LoadRate != 500 || s.LoadDuration != 5*time.Minute {
+		t.Fatalf("settings under the declared limits changed: %d for %v", s.LoadRate, s.LoadDuration)
 	}
 }

@@ -1,0 +1,393 @@
+// Package shardfile is the file one shard of a sharded load writes and `retrysafe merge` reads:
+// format retrysafe.shard/v1, documented in docs/shards.md.
+//
+// A shard file is text, one record per line, written to a temporary name (NAME.partial) and
+// renamed to NAME when complete, so that a shard that dies leaves no complete file:
+//
+//	{"header":{...}}        first line: format, run, shard, shards, the target's instances
+//	{"op":{...}}            the operation table: every operation the shard sent (index, definition,
+//	                        ref, key, tenant, the shard that started it)
+//	a TAB seq TAB ...       the attempts, in the order they started (see Attempt)
+//	{"event":{...}}         the fault events
+//	{"manifest":{...}}      last line: the run, the shard, the seed, the target file's SHA-256, the
+//	                        planned and actual start and end, the figures, complete: true
+//
+// Attempt lines are tab-separated rather than JSON so that a merge reads millions of them fast.
+// Nothing in a shard file is a credential: attempts are redacted by the history before they are
+// recorded, and the compact attempts of a load keep no header and no request body.
+package shardfile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// Format is the format name every shard file's header and manifest carry.
+const Format = "retrysafe.shard/v1"
+
+// Ext is the extension of a complete shard file; a shard still writing (or dead) has Ext+".partial".
+const Ext = ".rsshard"
+
+// Name is the file name of shard i of n.
+func Name(i, n int) string { return fmt.Sprintf("shard-%d-of-%d%s", i, n, Ext) }
+
+// Header is a shard file's first line: enough to say whose a file is, even a partial one.
+type Header struct {
+	Format string `json:"format"`
+	Run    string `json:"run"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
+	// Instances are the hosts of the target's instances; an attempt names its instance by index.
+	Instances []string `json:"instances"`
+}
+
+// Operation is one row of the operation table.
+type Operation struct {
+	// Index is the row's number, from 0; attempts name their operation by it.
+	Index int `json:"i"`
+	// Def names the operation's definition in the target file.
+	Def    string `json:"def"`
+	Ref    string `json:"ref"`
+	Key    string `json:"key"`
+	Tenant string `json:"tenant,omitempty"`
+	// Owner is the shard that started the operation (another shard's for a cross-shard twin or
+	// retry).
+	Owner int `json:"owner"`
+}
+
+// Manifest is a shard file's last line.
+type Manifest struct {
+	Format string `json:"format"`
+	Run    string `json:"run"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
+	Seed   int64  `json:"seed"`
+	// TargetSHA256 is the hex SHA-256 of the target file's bytes.
+	TargetSHA256 string `json:"target_sha256"`
+	// PlannedStart and PlannedEnd are the window the plan gave the load (--start-at and the
+	// duration); Start and End the first attempt's start and the last one's end.
+	PlannedStart time.Time `json:"planned_start"`
+	PlannedEnd   time.Time `json:"planned_end"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	// Rate is the shard's hits per second, Planned its share of hits, Hits those it sent.
+	Rate     int   `json:"rate"`
+	Planned  int64 `json:"planned_hits"`
+	Hits     int64 `json:"hits"`
+	Attempts int64 `json:"attempts"`
+	// Operations is the size of the operation table.
+	Operations int `json:"operations"`
+	// Limits are the load limits in force in the shard, in words.
+	Limits string `json:"limits,omitempty"`
+	// Figures are the shard's load figures (hits by kind, status counts, ...).
+	Figures map[string]string `json:"figures,omitempty"`
+	// Complete is true: a manifest is only written by a shard that sent its share.
+	Complete bool `json:"complete"`
+	// Incomplete says why a shard that ran could not send its share.
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// line is one JSON line of a shard file.
+type line struct {
+	Header   *Header        `json:"header,omitempty"`
+	Op       *Operation     `json:"op,omitempty"`
+	Event    *history.Event `json:"event,omitempty"`
+	Manifest *Manifest      `json:"manifest,omitempty"`
+}
+
+// Write writes a complete shard file into dir: header, operations, attempts (sorted by start by
+// the caller), events and manifest, to a temporary name first, renamed when everything is on
+// disk. It returns the file's path.
+func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], events []history.Event, m Manifest) (string, error) {
+	h.Format, m.Format = Format, Format
+	final := filepath.Join(dir, Name(h.Shard, h.Shards))
+	tmp := final + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	enc := json.NewEncoder(w)
+	err = enc.Encode(line{Header: &h})
+	for i := range ops {
+		if err == nil {
+			err = enc.Encode(line{Op: &ops[i]})
+		}
+	}
+	if err == nil {
+		var buf []byte
+		for a := range attempts {
+			buf = a.append(buf[:0])
+			if _, err = w.Write(buf); err != nil {
+				break
+			}
+		}
+	}
+	for i := range events {
+		if err == nil {
+			err = enc.Encode(line{Event: &events[i]})
+		}
+	}
+	if err == nil {
+		err = enc.Encode(line{Manifest: &m})
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", final, err)
+	}
+	return final, nil
+}
+
+// Attempt is one attempt as a shard file stores it: the load's compact attempt.
+type Attempt struct {
+	// Seq is the attempt's sequence number in its shard (its local sequence).
+	Seq int64
+	// Op is the operation's row in the operation table; Instance the instance's index in the
+	// header.
+	Op, Instance int
+	Start, End   time.Time
+	Status       int
+	Outcome      history.Outcome
+	BodyHash     [32]byte
+	// Body is the response body (at most the client's cap), Truncated whether it was cut.
+	Body      []byte
+	Truncated bool
+	Err, Note string
+}
+
+var outcomeCode = map[history.Outcome]byte{history.OK: 'o', history.Unknown: 'u', history.Failed: 'f'}
+
+// append renders the attempt's line:
+//
+//	a SEQ OP INSTANCE START_NS END_NS STATUS OUTCOME HASH BODY TRUNCATED ERR NOTE
+//
+// tab-separated; OUTCOME is o (ok), u (unknown) or f (failed); HASH and BODY are unpadded
+// base64; ERR and NOTE are Go-quoted strings, or empty.
+func (a *Attempt) append(b []byte) []byte {
+	b = append(b, 'a', '\t')
+	b = strconv.AppendInt(b, a.Seq, 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(a.Op), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(a.Instance), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, a.Start.UnixNano(), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, a.End.UnixNano(), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(a.Status), 10)
+	b = append(b, '\t', outcomeCode[a.Outcome], '\t')
+	b = base64.RawStdEncoding.AppendEncode(b, a.BodyHash[:])
+	b = append(b, '\t')
+	b = base64.RawStdEncoding.AppendEncode(b, a.Body)
+	b = append(b, '\t')
+	if a.Truncated {
+		b = append(b, '1')
+	}
+	b = append(b, '\t')
+	if a.Err != "" {
+		b = strconv.AppendQuote(b, a.Err)
+	}
+	b = append(b, '\t')
+	if a.Note != "" {
+		b = strconv.AppendQuote(b, a.Note)
+	}
+	return append(b, '\n')
+}
+
+// parseAttempt parses an attempt line (without its newline).
+func parseAttempt(l []byte) (Attempt, error) {
+	var a Attempt
+	var f [13][]byte
+	n := 0
+	for n < len(f)-1 {
+		i := bytes.IndexByte(l, '\t')
+		if i < 0 {
+			break
+		}
+		f[n], l = l[:i], l[i+1:]
+		n++
+	}
+	f[n] = l
+	if n != 12 || string(f[0]) != "a" {
+		return a, fmt.Errorf("an attempt line has %d fields, want 13", n+1)
+	}
+	var nums [6]int64
+	for i := range nums {
+		v, err := strconv.ParseInt(string(f[i+1]), 10, 64)
+		if err != nil {
+			return a, fmt.Errorf("attempt field %d: %w", i+2, err)
+		}
+		nums[i] = v
+	}
+	a.Seq, a.Op, a.Instance, a.Status = nums[0], int(nums[1]), int(nums[2]), int(nums[5])
+	a.Start, a.End = time.Unix(0, nums[3]), time.Unix(0, nums[4])
+	switch string(f[7]) {
+	case "o":
+		a.Outcome = history.OK
+	case "u":
+		a.Outcome = history.Unknown
+	case "f":
+		a.Outcome = history.Failed
+	default:
+		return a, fmt.Errorf("attempt outcome %q", f[7])
+	}
+	if k, err := base64.RawStdEncoding.Decode(a.BodyHash[:], f[8]); err != nil || k != 32 {
+		return a, fmt.Errorf("attempt body hash %q", f[8])
+	}
+	if len(f[9]) > 0 {
+		body, err := base64.RawStdEncoding.AppendDecode(nil, f[9])
+		if err != nil {
+			return a, fmt.Errorf("attempt body: %w", err)
+		}
+		a.Body = body
+	}
+	a.Truncated = len(f[10]) > 0
+	for i, dst := range []*string{&a.Err, &a.Note} {
+		if len(f[11+i]) > 0 {
+			s, err := strconv.Unquote(string(f[11+i]))
+			if err != nil {
+				return a, fmt.Errorf("attempt field %d: %w", 12+i, err)
+			}
+			*dst = s
+		}
+	}
+	return a, nil
+}
+
+// File is a shard file opened for reading: its header and manifest (nil when the file is not
+// complete), read when it is opened; its operations and attempts, read on demand.
+type File struct {
+	Path     string
+	Header   Header
+	Manifest *Manifest
+	// Partial is true for a NAME.partial file: a shard that has not finished, or died.
+	Partial bool
+}
+
+// ErrNotShardFile is the error of a file that is not a shard file.
+var ErrNotShardFile = errors.New("not a " + Format + " file")
+
+// Open reads the header and manifest of the shard file at path.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sf := &File{Path: path, Partial: strings.HasSuffix(path, ".partial")}
+	r := bufio.NewReader(f)
+	first, err := r.ReadBytes('\n')
+	var l line
+	if err != nil || json.Unmarshal(first, &l) != nil || l.Header == nil {
+		return nil, fmt.Errorf("%s: %w (no header line)", path, ErrNotShardFile)
+	}
+	if l.Header.Format != Format {
+		return nil, fmt.Errorf("%s: format %q, want %q", path, l.Header.Format, Format)
+	}
+	sf.Header = *l.Header
+	last, err := lastLine(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var ml line
+	if json.Unmarshal(last, &ml) == nil && ml.Manifest != nil && ml.Manifest.Complete {
+		sf.Manifest = ml.Manifest
+	}
+	return sf, nil
+}
+
+// lastLine returns the last complete line of f.
+func lastLine(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	for chunk := int64(4096); ; chunk *= 4 {
+		off := max(size-chunk, 0)
+		buf := make([]byte, size-off)
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return nil, err
+		}
+		buf = bytes.TrimRight(buf, "\n")
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return buf[i+1:], nil
+		}
+		if off == 0 {
+			return buf, nil
+		}
+	}
+}
+
+// Contents are what a shard file holds between its header and its manifest.
+type Contents struct {
+	Ops    []Operation
+	Events []history.Event
+}
+
+// Scan reads the file once: the operation table and the events into c, and every attempt to
+// each (in file order, by start). It stops at the first malformed line or when each returns false.
+func (sf *File) Scan(c *Contents, each func(Attempt) bool) error {
+	f, err := os.Open(sf.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := sc.Bytes()
+		if len(b) > 1 && b[0] == 'a' && b[1] == '\t' {
+			a, err := parseAttempt(b)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
+			}
+			if each != nil && !each(a) {
+				return nil
+			}
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(b, &l); err != nil {
+			return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
+		}
+		switch {
+		case l.Op != nil && c != nil:
+			c.Ops = append(c.Ops, *l.Op)
+		case l.Event != nil && c != nil:
+			c.Events = append(c.Events, *l.Event)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", sf.Path, err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package shardfile
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+func TestWriteThenReadBack(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 123, time.UTC)
+	in := []Attempt{
+		{Seq: 1, Op: 0, Instance: 1, Start: t0, End: t0.Add(time.Millisecond), Status: 201, Outcome: history.OK,
+			BodyHash: sha256.Sum256([]byte(`{"id":1}`)), Body: []byte("{\"id\":1,\n\t\"x\":\"é\"}")},
+		{Seq: 2, Op: 1, Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), Outcome: history.Unknown,
+			Err: "read: connection reset\tby peer", Note: `re-sent "after" 429`, Truncated: true},
+	}
+	ops := []Operation{{Index: 0, Def: "orders", Ref: "rs-r-1", Key: "rs-rs-r-1", Tenant: "alice"}, {Index: 1, Def: "refunds", Ref: "rs-r-5", Key: "k5", Owner: 3}}
+	ev := []history.Event{{At: t0, Action: "inject", Kind: "kill", Target: "shard 2"}}
+	m := Manifest{Run: "r", Shard: 2, Shards: 4, Seed: 9, TargetSHA256: "ab", Start: t0, End: t0.Add(2 * time.Second), Complete: true}
+	path, err := Write(dir, Header{Run: "r", Shard: 2, Shards: 4, Instances: []string{"a:1", "b:2"}}, ops, slices.Values(in), ev, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(path) != "shard-2-of-4.rsshard" {
+		t.Fatalf("written as %s", path)
+	}
+	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
+		t.Fatalf("the temporary file is left: %v", err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Manifest == nil || f.Manifest.Seed != 9 || f.Manifest.Format != Format || f.Header.Instances[1] != "b:2" {
+		t.Fatalf("header %+v manifest %+v", f.Header, f.Manifest)
+	}
+	var c Contents
+	var got []Attempt
+	if err := f.Scan(&c, func(a Attempt) bool { got = append(got, a); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Ops, ops) || len(c.Events) != 1 || c.Events[0].Target != "shard 2" {
+		t.Fatalf("ops %+v events %+v", c.Ops, c.Events)
+	}
+	for i := range in {
+		w, g := in[i], got[i]
+		if !w.Start.Equal(g.Start) || !w.End.Equal(g.End) || string(w.Body) != string(g.Body) {
+			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
+		}
+		g.Start, g.End, g.Body, w.Start, w.End, w.Body = w.Start, w.End, nil, w.Start, w.End, nil
+		if g.Seq != w.Seq || g.Op != w.Op || g.Instance != w.Instance || g.Status != w.Status || g.Outcome != w.Outcome ||
+			g.BodyHash != w.BodyHash || g.Truncated != w.Truncated || g.Err != w.Err || g.Note != w.Note {
+			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func TestAPartialFileHasNoManifest(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, Name(1, 4)+".partial")
+	if err := os.WriteFile(p, []byte(`{"header":{"format":"`+Format+`","run":"r","shard":1,"shards":4}}`+"\na\t1\t0\t0\t1\t2\t201\to\t"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Partial || f.Manifest != nil || f.Header.Shard != 1 {
+		t.Fatalf("%+v", f)
+	}
+	if _, err := Open(filepath.Join("testdata", "missing")); err == nil {
+		t.Fatal("a missing file opened")
+	}
+	other := filepath.Join(dir, "x.rsshard")
+	os.WriteFile(other, []byte("hello\n"), 0o644)
+	if _, err := Open(other); err == nil {
+		t.Fatal("a file that is not a shard file opened")
+	}
+}
