@@ -129,6 +129,14 @@ type Anomaly struct {
 	Field string `json:"field,omitempty"`
 	// Message is one sentence about the API, in words.
 	Message string `json:"message"`
+	// Shards are, in a merged sharded run, the shard and local sequence number of each of Seqs.
+	Shards []ShardAttempt `json:"shard_attempts,omitempty"`
+}
+
+// ShardAttempt names an attempt of a sharded run by its shard and its sequence number there.
+type ShardAttempt struct {
+	Shard int   `json:"shard"`
+	Seq   int64 `json:"seq"`
 }
 
 // String renders the anomaly on one line.

@@ -111,3 +111,10 @@ func (d *decoder) keyFormat(ko *object) KeyFormat {
 	d.ps.add(ko.lineOf("format"), ko.at("format"), "must be uuid, ulid or a template over {{.Run}} and {{.Seq}}, got %q", s)
 	return KeyFormat{}
 }
+
+// DependsOnRun reports whether the format's keys are derived from the run's key prefix, so that
+// two runs (and the shards of one run, which share its prefix but not its sequence numbers) never
+// make the same key: every format but a template without {{.Run}}.
+func (f KeyFormat) DependsOnRun() bool {
+	return f.Kind != KeyFormatTemplate || f.Make("rs-run-a", 1) != f.Make("rs-run-b", 1)
+}

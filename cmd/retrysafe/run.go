@@ -29,6 +29,8 @@ type runFlags struct {
 	consumer  string
 	client    bool
 
+	shardFlags shardFlags
+
 	allowRemote bool
 }
 
@@ -48,6 +50,15 @@ keys, bodies and delays of the client's retries).
 
 Prints progress per spec, then a table property x verdict with the evidence of each failure,
 and writes junit.xml, report.json and summary.md into --report-dir.
+
+With --shard I/N (and --run, --start-at, --out) it is one shard of a sharded load that engines
+start on several machines (a Kubernetes Indexed Job, a CI matrix): it sends the baseline, waits
+for --start-at, sends its share of the run's load plan (the same plan in every shard: n ≡ I mod N,
+and a --load-twins share of each shard's new operations sent again by the next shard at the same
+instant) and writes a shard file into --out; 'retrysafe merge' judges all shards as one run. A
+shard exits 0 when it sent its share, 2 when it cannot start (a target with a lifecycle,
+downstream, storage proxy or hooks, --key, a key format without {{.Run}}, a start later than
+--start-at + --start-skew), 3 when it could not send its share.
 
 Exit codes: 0 every checked property holds; 1 at least one violation; 2 the run could not
 start (bad file or flags, malformed label filter, unreachable target); 3 incomplete
@@ -79,10 +90,19 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API (or consumer) started without --target: memory, sqlite, postgres, redis")
 	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
 	fl.BoolVar(&f.client, "client", false, "without --target, test the reference client (retrysafe client) against the harness's scripted API instead of the API")
+	bindShardFlags(cmd, &f.shardFlags)
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, f *runFlags) error {
+	if f.shardFlags.shard != "" {
+		return runShard(cmd, f)
+	}
+	for _, name := range []string{"run", "start-at", "start-skew", "out", "load-twins"} {
+		if cmd.Flags().Changed(name) {
+			return usageErr("--%s belongs to a sharded run: give --shard too", name)
+		}
+	}
 	out := cmd.OutOrStdout()
 	if err := framework.CheckLabelFilter(f.opts.Selection.LabelFilter); err != nil {
 		return usageErr("%v", err)

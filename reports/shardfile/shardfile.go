@@ -94,7 +94,7 @@ type Manifest struct {
 	Limits string `json:"limits,omitempty"`
 	// Figures are the shard's load figures (hits by kind, status counts, ...).
 	Figures map[string]string `json:"figures,omitempty"`
-	// Complete is true: a manifest is only written by a shard that sent its share.
+	// Complete is true when the shard sent its share of the plan.
 	Complete bool `json:"complete"`
 	// Incomplete says why a shard that ran could not send its share.
 	Incomplete string `json:"incomplete,omitempty"`
@@ -280,8 +280,8 @@ func parseAttempt(l []byte) (Attempt, error) {
 	return a, nil
 }
 
-// File is a shard file opened for reading: its header and manifest (nil when the file is not
-// complete), read when it is opened; its operations and attempts, read on demand.
+// File is a shard file opened for reading: its header and manifest (nil when the shard did not
+// finish writing it), read when it is opened; its operations and attempts, read on demand.
 type File struct {
 	Path     string
 	Header   Header
@@ -316,7 +316,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var ml line
-	if json.Unmarshal(last, &ml) == nil && ml.Manifest != nil && ml.Manifest.Complete {
+	if json.Unmarshal(last, &ml) == nil && ml.Manifest != nil {
 		sf.Manifest = ml.Manifest
 	}
 	return sf, nil

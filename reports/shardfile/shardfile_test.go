@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,7 +54,6 @@ func TestWriteThenReadBack(t *testing.T) {
 		if !w.Start.Equal(g.Start) || !w.End.Equal(g.End) || string(w.Body) != string(g.Body) {
 			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
 		}
-		g.Start, g.End, g.Body, w.Start, w.End, w.Body = w.Start, w.End, nil, w.Start, w.End, nil
 		if g.Seq != w.Seq || g.Op != w.Op || g.Instance != w.Instance || g.Status != w.Status || g.Outcome != w.Outcome ||
 			g.BodyHash != w.BodyHash || g.Truncated != w.Truncated || g.Err != w.Err || g.Note != w.Note {
 			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
@@ -81,5 +81,45 @@ func TestAPartialFileHasNoManifest(t *testing.T) {
 	os.WriteFile(other, []byte("hello\n"), 0o644)
 	if _, err := Open(other); err == nil {
 		t.Fatal("a file that is not a shard file opened")
+	}
+}
+
+func TestCheckSet(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	mk := func(run string, i, n int, partial bool, start time.Duration, sha string) *File {
+		f := &File{Path: Name(i, n), Header: Header{Format: Format, Run: run, Shard: i, Shards: n}, Partial: partial}
+		if !partial {
+			f.Manifest = &Manifest{Run: run, Shard: i, Shards: n, TargetSHA256: sha, Complete: true,
+				Start: t0.Add(start), End: t0.Add(start + 10*time.Second)}
+		}
+		return f
+	}
+	good := func() []*File {
+		return []*File{mk("r", 2, 4, false, 0, "s"), mk("r", 0, 4, false, 0, "s"), mk("r", 1, 4, false, time.Second, "s"), mk("r", 3, 4, false, 0, "s")}
+	}
+	set, problems := CheckSet(good(), "", "s")
+	if len(problems) > 0 || len(set) != 4 || set[0].Header.Shard != 0 || set[3].Header.Shard != 3 {
+		t.Fatalf("a good set: %v %v", set, problems)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func([]*File) []*File
+		wants string
+	}{
+		{"missing", func(fs []*File) []*File { return fs[1:] }, "shard 2 of 4 is missing"},
+		{"died", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, true, 0, "s"); return fs }, "shard 2 of 4 did not finish"},
+		{"twice", func(fs []*File) []*File { return append(fs, mk("r", 2, 4, false, 0, "s")) }, "shard 2 of 4 appears 2 times"},
+		{"other run", func(fs []*File) []*File { return append(fs, mk("q", 1, 4, false, 0, "s")) }, `shard 1 of run "q", not of run "r"`},
+		{"other target", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 0, "t"); return fs }, "another target file"},
+		{"other count", func(fs []*File) []*File { return append(fs, mk("r", 4, 5, false, 0, "s")) }, "is shard 4 of 5"},
+		{"short", func(fs []*File) []*File { fs[0].Manifest.Complete, fs[0].Manifest.Incomplete = false, "sent 3 of its 10 hits"; return fs }, "shard 2 of 4 did not send its share: sent 3 of its 10 hits"},
+		{"apart", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 5*time.Second, "s"); return fs }, "overlap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, problems := CheckSet(tc.edit(good()), "r", "s")
+			if set != nil || len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), tc.wants) {
+				t.Fatalf("set %v, problems %q; want one with %q", set, problems, tc.wants)
+			}
+		})
 	}
 }

@@ -43,6 +43,9 @@ type Settings struct {
 	AttemptTimeout time.Duration
 	// Repro is the command line that reruns this run, without --focus, --key and --seed.
 	Repro string
+	// ReproWhole says Repro reruns the run as it is, to which no --focus, --seed or --key is added
+	// (a merge: the shard files hold the run).
+	ReproWhole bool
 	// RaceMode is how same-key bursts are released: RaceModeLastByte (the default; http://
 	// targets only, others fall back to the barrier) or RaceModeBarrier.
 	RaceMode string

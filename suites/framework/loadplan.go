@@ -187,6 +187,7 @@ type loadPlan struct {
 	mu     sync.Mutex
 	round  int64
 	ops    map[int64]*Op // by sequence number
+	owners map[*Op]int   // the shard that started each
 	order  []*Op         // in the order they were first sent
 	table  HitTable[loadItem]
 	counts [4]int // hits by kind, and cross-shard twins
@@ -226,7 +227,7 @@ func newLoadPlan(s *S, retry float64) *loadPlan {
 	if r := t.Retention; r > 0 {
 		p.MaxAge = r / 2 // an older key might expire before its retry arrives
 	}
-	return &loadPlan{s: s, plan: p, shard: shard, ops: map[int64]*Op{}}
+	return &loadPlan{s: s, plan: p, shard: shard, ops: map[int64]*Op{}, owners: map[*Op]int{}}
 }
 
 // targeter returns the Vegeta targeter of the plan: one round per call.
@@ -285,6 +286,7 @@ func (p *loadPlan) op(h PlannedHit) *Op {
 		op.Tenant = e.Target.Tenants[h.Tenant]
 	}
 	p.ops[h.Seq] = op
+	p.owners[op] = int(h.Seq % int64(p.plan.shards()))
 	p.order = append(p.order, op)
 	return op
 }

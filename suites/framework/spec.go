@@ -236,6 +236,9 @@ func (s *S) transcripts(keys []string) []string {
 // repro is the command line that reruns one spec with this run's seed and keys.
 func (s *S) repro(sp *Spec) string {
 	cmd := s.Settings.Repro
+	if s.Settings.ReproWhole {
+		return cmd
+	}
 	if cmd == "" {
 		cmd = "retrysafe run"
 	}

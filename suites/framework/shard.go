@@ -1,0 +1,158 @@
+package framework
+
+// A shard of a sharded load: the baseline (sent by Open), a wait for the agreed start, this
+// shard's share of the run's load plan, and the shard file. A shard forms no verdict: merge
+// judges every shard's attempts as one history (cmd/retrysafe merge.go).
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/retrysafe/retrysafe/reports/shardfile"
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// ShardOptions say where and when a shard runs.
+type ShardOptions struct {
+	// StartAt is when every shard starts its load; Skew how late a shard may be to it.
+	StartAt time.Time
+	Skew    time.Duration
+	// Out is the folder the shard file goes to.
+	Out string
+	// TargetSHA256 is the hex SHA-256 of the target file, for merge to match.
+	TargetSHA256 string
+}
+
+// ErrLateStart is the error of a shard that would start its load later than StartAt + Skew:
+// its window would not overlap the others'.
+var ErrLateStart = errors.New("too late to start")
+
+// RunShard waits for the start, sends this shard's share of the load plan and writes the shard
+// file. It returns the file's path and manifest; the manifest says whether the shard sent its
+// share (Complete) and, if not, why. The error is that of a shard that could not start (late) or
+// could not write its file.
+func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardfile.Manifest, error) {
+	e := h.env
+	sh := e.Settings.Shard
+	if sh == nil {
+		return "", nil, errors.New("not a shard: Settings.Shard is nil")
+	}
+	if late := time.Since(o.StartAt); late > o.Skew {
+		return "", nil, fmt.Errorf("%w: it is %v after --start-at %s, more than --start-skew %v (the set-up took too long, or the start time is in the past)",
+			ErrLateStart, late.Round(time.Millisecond), o.StartAt.Format(time.RFC3339), o.Skew)
+	}
+	s := e.Session(ctx)
+	m := &shardfile.Manifest{Run: e.Settings.RunID, Shard: sh.I, Shards: sh.N, Seed: e.Settings.Seed,
+		TargetSHA256: o.TargetSHA256, PlannedStart: o.StartAt, PlannedEnd: o.StartAt.Add(e.Settings.LoadDuration),
+		Rate: e.Settings.LoadRate, Limits: e.Limits}
+	if !s.SleepUntil(o.StartAt) {
+		m.Incomplete = "interrupted before the start"
+		path, err := h.writeShard(o, m, nil)
+		return path, m, err
+	}
+	run := s.LoadAttack(e.Settings.LoadRate, e.Settings.LoadDuration)
+	m.Planned, m.Hits = run.Planned, int64(run.Hits())
+	switch failed := countFailed(e.History.After(run.from)); {
+	case ctx.Err() != nil:
+		m.Incomplete = fmt.Sprintf("interrupted after %d of %d hits", m.Hits, m.Planned)
+	case run.Err != nil:
+		m.Incomplete = "the load could not be generated: " + run.Err.Error()
+	case m.Hits < m.Planned:
+		m.Incomplete = fmt.Sprintf("sent %d of its %d hits", m.Hits, m.Planned)
+	case failed*10 > run.Attempts():
+		m.Incomplete = fmt.Sprintf("%d of %d attempts could not be sent", failed, run.Attempts())
+	default:
+		m.Complete = true
+	}
+	path, err := h.writeShard(o, m, run)
+	return path, m, err
+}
+
+// countFailed counts the attempts that were never sent.
+func countFailed(as func(func(history.Attempt) bool)) int {
+	n := 0
+	for a := range as {
+		if a.Outcome == history.Failed {
+			n++
+		}
+	}
+	return n
+}
+
+// writeShard writes the shard file of a load run (nil: none ran).
+func (h *Harness) writeShard(o ShardOptions, m *shardfile.Manifest, run *LoadRun) (string, error) {
+	e := h.env
+	sh := e.Settings.Shard
+	hd := shardfile.Header{Run: m.Run, Shard: sh.I, Shards: sh.N}
+	hostIndex := map[string]int{}
+	for i, in := range e.Target.Instances {
+		hd.Instances = append(hd.Instances, in.URL.Host)
+		hostIndex[in.URL.Host] = i
+	}
+	var ops []shardfile.Operation
+	var attempts []shardfile.Attempt
+	if run != nil {
+		keyIndex := map[string]int{}
+		for _, op := range run.plan.operations() {
+			row := shardfile.Operation{Index: len(ops), Def: op.Def.Name, Ref: op.Ref, Key: op.Key, Owner: run.plan.owners[op]}
+			if op.Tenant != nil {
+				row.Tenant = op.Tenant.Name
+			}
+			keyIndex[op.Key] = row.Index
+			ops = append(ops, row)
+		}
+		for a := range e.History.After(run.from) {
+			i, ok := keyIndex[a.Key]
+			if !ok {
+				continue // not an attempt of the load
+			}
+			attempts = append(attempts, shardfile.Attempt{Seq: a.Seq, Op: i, Instance: hostIndex[a.Instance],
+				Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash,
+				Body: a.RespBody, Truncated: a.Truncated, Err: a.Err, Note: a.Note})
+		}
+		slices.SortStableFunc(attempts, func(a, b shardfile.Attempt) int {
+			return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Seq, b.Seq))
+		})
+		if len(attempts) > 0 {
+			m.Start, m.End = attempts[0].Start, attempts[0].End
+			for _, a := range attempts {
+				if a.End.After(m.End) {
+					m.End = a.End
+				}
+			}
+		}
+		m.Attempts, m.Operations = int64(len(attempts)), len(ops)
+		m.Figures = run.shardFigures(attempts)
+	}
+	return shardfile.Write(o.Out, hd, ops, slices.Values(attempts), e.History.Events(), *m)
+}
+
+// shardFigures are a shard's load figures: its hits by kind and its answers by status.
+func (r *LoadRun) shardFigures(attempts []shardfile.Attempt) map[string]string {
+	statuses := map[int]int{}
+	for _, a := range attempts {
+		if a.Outcome == history.OK {
+			statuses[a.Status]++
+		}
+	}
+	st := ""
+	for _, code := range slices.Sorted(maps.Keys(statuses)) {
+		st += fmt.Sprintf(" %d=%d", code, statuses[code])
+	}
+	return map[string]string{
+		"hits":                  strconv.Itoa(r.Hits()),
+		"fresh":                 strconv.Itoa(r.Fresh),
+		"concurrent_duplicates": strconv.Itoa(r.Pairs),
+		"sequential_retries":    strconv.Itoa(r.Retries),
+		"cross_shard_twins":     strconv.Itoa(r.Twins),
+		"attempts":              strconv.Itoa(len(attempts)),
+		"statuses":              cmp.Or(st[min(1, len(st)):], "none"),
+		"attack":                Millis(r.Attack),
+	}
+}
