@@ -112,7 +112,10 @@ func TestCheckSet(t *testing.T) {
 		{"other run", func(fs []*File) []*File { return append(fs, mk("q", 1, 4, false, 0, "s")) }, `shard 1 of run "q", not of run "r"`},
 		{"other target", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 0, "t"); return fs }, "another target file"},
 		{"other count", func(fs []*File) []*File { return append(fs, mk("r", 4, 5, false, 0, "s")) }, "is shard 4 of 5"},
-		{"short", func(fs []*File) []*File { fs[0].Manifest.Complete, fs[0].Manifest.Incomplete = false, "sent 3 of its 10 hits"; return fs }, "shard 2 of 4 did not send its share: sent 3 of its 10 hits"},
+		{"short", func(fs []*File) []*File {
+			fs[0].Manifest.Complete, fs[0].Manifest.Incomplete = false, "sent 3 of its 10 hits"
+			return fs
+		}, "shard 2 of 4 did not send its share: sent 3 of its 10 hits"},
 		{"apart", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 5*time.Second, "s"); return fs }, "overlap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

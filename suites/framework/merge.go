@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
-		"strconv"
+	"strconv"
 	"strings"
 	"time"
 
