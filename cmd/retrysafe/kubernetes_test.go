@@ -368,6 +368,11 @@ func TestKubernetesMergeJob(t *testing.T) {
 	if got := merge.Spec.Template.Spec.RestartPolicy; got != corev1.RestartPolicyNever {
 		t.Errorf("job/%s: restartPolicy %q, want Never", merge.Name, got)
 	}
+	for _, c := range []corev1.Container{sc, mc} {
+		if !slices.Contains(c.Args, "--allow-remote") {
+			t.Errorf("%s: no --allow-remote in %q: the API is a Service, not on the pod's machine", c.Name, c.Args)
+		}
+	}
 	shardRun, _ := flagValue(sc.Args, "run")
 	if got, ok := flagValue(mc.Args, "run"); !ok || got != shardRun {
 		t.Errorf("job/%s: --run %q, want the shards' %q", merge.Name, got, shardRun)

@@ -44,11 +44,24 @@ func Find(dirs []string) ([]*File, error) {
 func CheckSet(files []*File, run, targetSHA256 string) ([]*File, []string) {
 	var problems []string
 	if run == "" {
+		runs := map[string][]*File{}
+		var names []string
 		for _, f := range files {
-			if f.Manifest != nil {
-				run = f.Header.Run
-				break
+			if runs[f.Header.Run] == nil {
+				names = append(names, f.Header.Run)
 			}
+			runs[f.Header.Run] = append(runs[f.Header.Run], f)
+		}
+		if len(names) > 1 {
+			slices.Sort(names)
+			var each []string
+			for _, r := range names {
+				each = append(each, fmt.Sprintf("run %q: %s", r, paths(runs[r])))
+			}
+			return nil, []string{"the files hold shards of several runs (" + strings.Join(each, "; ") + "): name the one to merge with --run"}
+		}
+		if len(names) == 1 {
+			run = names[0]
 		}
 	}
 	if len(files) == 0 || run == "" {

@@ -110,6 +110,7 @@ func TestCheckSet(t *testing.T) {
 		{"died", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, true, 0, "s"); return fs }, "shard 2 of 4 did not finish"},
 		{"twice", func(fs []*File) []*File { return append(fs, mk("r", 2, 4, false, 0, "s")) }, "shard 2 of 4 appears 2 times"},
 		{"other run", func(fs []*File) []*File { return append(fs, mk("q", 1, 4, false, 0, "s")) }, `shard 1 of run "q", not of run "r"`},
+		{"two runs", func(fs []*File) []*File { return append(fs, mk("q", 1, 4, false, 0, "s")) }, `several runs`},
 		{"other target", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 0, "t"); return fs }, "another target file"},
 		{"other count", func(fs []*File) []*File { return append(fs, mk("r", 4, 5, false, 0, "s")) }, "is shard 4 of 5"},
 		{"short", func(fs []*File) []*File {
@@ -119,7 +120,11 @@ func TestCheckSet(t *testing.T) {
 		{"apart", func(fs []*File) []*File { fs[0] = mk("r", 2, 4, false, 5*time.Second, "s"); return fs }, "overlap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			set, problems := CheckSet(tc.edit(good()), "r", "s")
+			run := "r"
+			if tc.name == "two runs" {
+				run = ""
+			}
+			set, problems := CheckSet(tc.edit(good()), run, "s")
 			if set != nil || len(problems) == 0 || !strings.Contains(strings.Join(problems, "\n"), tc.wants) {
 				t.Fatalf("set %v, problems %q; want one with %q", set, problems, tc.wants)
 			}
