@@ -81,6 +81,10 @@ func (op *Operation) KeyForms() []KeyForm { return slices.Clone(op.forms) }
 type Observer struct {
 	HTTP *HTTPObserver
 	SQL  *SQLQuery
+	// Bulk counts the records of every ref of a run at once (observer.bulk, operations only): an
+	// SQL query over {{.Prefix}}, the run's ref prefix, returning rows (ref, count). retrysafe
+	// merge uses it instead of one observer request per operation; nil = none.
+	Bulk *SQLQuery
 
 	perTenant *bool // observer.per_tenant; nil = true
 }
@@ -351,9 +355,19 @@ func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
 // observer decodes an operation's observer: http or sql.
 func (d *decoder) observer(o *object) *Observer { return d.observerAt(o, "observer", requestFields) }
 
+// bulkFields are the placeholders of a bulk observer's query: the run's ref prefix.
+var bulkFields = []string{"Prefix"}
+
+// BulkVars are what a bulk observer's query sees: {{.Prefix}}, which every ref of the run starts with.
+type BulkVars struct{ Prefix string }
+
 // observerAt decodes the observer in field name of o, whose templates may use fields.
 func (d *decoder) observerAt(o *object, name string, fields []string) *Observer {
-	oo, ok := d.object(o.fields[name].val, o.at(name), "http", "sql", "per_tenant")
+	known := []string{"http", "sql", "per_tenant"}
+	if name == "observer" {
+		known = append(known, "bulk")
+	}
+	oo, ok := d.object(o.fields[name].val, o.at(name), known...)
 	if !ok {
 		return nil
 	}
@@ -365,9 +379,13 @@ func (d *decoder) observerAt(o *object, name string, fields []string) *Observer 
 		d.ps.add(oo.line, oo.path, "declare exactly one of http and sql")
 		return nil
 	}
+	var bulk *SQLQuery
+	if oo.has("bulk") {
+		bulk = d.sqlQueryWith(oo, "bulk", bulkFields)
+	}
 	if oo.has("sql") {
 		if q := d.sqlQueryWith(oo, "sql", fields); q != nil {
-			return &Observer{SQL: q, perTenant: perTenant}
+			return &Observer{SQL: q, Bulk: bulk, perTenant: perTenant}
 		}
 		return nil
 	}
@@ -386,7 +404,7 @@ func (d *decoder) observerAt(o *object, name string, fields []string) *Observer 
 		}
 		h.JSONPath, h.path = strings.TrimSpace(s), p
 	}
-	return &Observer{HTTP: h, perTenant: perTenant}
+	return &Observer{HTTP: h, Bulk: bulk, perTenant: perTenant}
 }
 
 // fingerprintIgnore decodes an operation's fingerprint_ignore: JSONPaths of body fields

@@ -84,14 +84,16 @@ operations:
         driver: %s
         dsn: "${DSN}"
         query: SELECT count(*) FROM %s WHERE ref = '{{.Ref}}' AND tenant = '{{.Tenant}}'
+      bulk: {driver: %s, dsn: "${DSN}", query: "SELECT ref, count(*) FROM %s WHERE ref LIKE '{{.Prefix}}%%' GROUP BY ref"}
   - name: nulls
     path: /v1/nulls
     observer:
       sql: {driver: %s, dsn: "${DSN}", query: "SELECT max(id) FROM %s WHERE ref = '{{.Ref}}'"}
+      bulk: {driver: %s, dsn: "${DSN}", query: "SELECT ref, id, tenant FROM %s WHERE ref LIKE '{{.Prefix}}%%'"}
 tenants: [{name: alice}, {name: bob}]
 cleanup:
   sql: {driver: %s, dsn: "${DSN}", query: "DELETE FROM %s WHERE ref LIKE '{{.Ref}}%%' AND tenant = '{{.Tenant}}'"}
-`, be.driver, table, be.driver, table, be.driver, table)
+`, be.driver, table, be.driver, table, be.driver, table, be.driver, table, be.driver, table)
 			tg, probs := parseString(src, map[string]string{"DSN": dsn})
 			if probs != nil {
 				t.Fatal(strings.Join(probs, "\n"))
@@ -113,6 +115,16 @@ cleanup:
 			}
 			if _, err := tg.CountRecords(ctx, tg.Operations[1], alice, Vars{Ref: "none"}, nil); err == nil || !strings.Contains(err.Error(), "NULL") {
 				t.Errorf("NULL result: %v", err)
+			}
+			bulk, err := tg.CountBulk(ctx, tg.Operations[0], "run1-")
+			if err != nil || len(bulk) != 2 || bulk["run1-a"] != 4 || bulk["run1-b"] != 1 {
+				t.Errorf("bulk count of run1-: %v, %v; want run1-a 4 and run1-b 1", bulk, err)
+			}
+			if bulk, err := tg.CountBulk(ctx, tg.Operations[0], "run2-"); err != nil || len(bulk) != 0 {
+				t.Errorf("bulk count of run2-: %v, %v; want none", bulk, err)
+			}
+			if _, err := tg.CountBulk(ctx, tg.Operations[1], "run1-"); err == nil || !strings.Contains(err.Error(), "3 columns, want 2") {
+				t.Errorf("a bulk query of 3 columns: %v", err)
 			}
 			if err := tg.RunCleanup(ctx, nil, "run1-"); err != nil {
 				t.Fatal(err)

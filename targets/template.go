@@ -42,7 +42,7 @@ type LifecycleVars struct {
 var (
 	requestFields   = []string{"Ref", "Key", "Tenant"}
 	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker"}
-	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq",
+	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq", "Prefix",
 		"EventID", "Object", "Version", "Time", "Type", "Broker", "URL", "CAFile", "State", "Ops", "OpsFile"}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
@@ -142,6 +142,10 @@ func varField(v any, name string) (string, bool) {
 			return v.Ref, true
 		case "Ms":
 			return v.Ms, true
+		}
+	case BulkVars:
+		if name == "Prefix" {
+			return v.Prefix, true
 		}
 	case KeyVars:
 		switch name {
@@ -400,6 +404,8 @@ func sampleFor(known []string) any {
 		return v
 	case slices.Contains(known, "Seq"):
 		return KeyVars{Run: "rs-sample", Seq: "1"}
+	case slices.Contains(known, "Prefix"):
+		return BulkVars{Prefix: "rs-sample-"}
 	case slices.Contains(known, "Addr"):
 		return sampleLifecycle
 	case slices.Contains(known, "Ms"):

@@ -17,6 +17,7 @@ import (
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/reports/shardfile"
 	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/suites/ginkgorun"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 )
@@ -51,7 +52,7 @@ The set is refused, before anything is counted, when a shard is missing, did not
 another run (--run; default: the run of the files), another shard count or another target file
 (SHA-256 of --target), or when the shards' windows overlap less than 80%.
 
-Writes report.json, summary.md, report.html and the load plot of all shards into --report-dir;
+Writes junit.xml, report.json, summary.md, report.html and the load plot of all shards into --report-dir;
 every property but load is reported as skipped, with the reason.
 
 Exit codes: 0 the load property holds; 1 a violation; 2 bad flags or target file, or the target
@@ -68,7 +69,7 @@ unknown.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "the target file every shard ran (required; its SHA-256 must match the shards')")
 	fl.StringVar(&f.run, "run", "", "the run to merge (default: the run of the shard files; files of another run are refused)")
-	fl.StringVar(&f.reportDir, "report-dir", "retrysafe-report", "folder for report.json, summary.md, report.html and the load plot")
+	fl.StringVar(&f.reportDir, "report-dir", "retrysafe-report", "folder for junit.xml, report.json, summary.md, report.html and the load plot")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "count the records of a target that is not on this machine")
 	fl.BoolVar(&f.noCleanup, "no-cleanup", false, "leave the run's records: skip the target file's clean-up")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Minute, "overall deadline of the merge")
@@ -126,6 +127,9 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, dirs []string) error {
 		return usageErr("--report-dir: %v", err)
 	}
 	if err := writeReports(f.reportDir, res); err != nil {
+		return &exitError{exitIncomplete, err}
+	}
+	if err := ginkgorun.WriteJUnitOf(run, filepath.Join(f.reportDir, "junit.xml")); err != nil {
 		return &exitError{exitIncomplete, err}
 	}
 	fmt.Fprintln(out)

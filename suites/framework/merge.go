@@ -105,7 +105,7 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 		}
 	}
 	started := time.Now()
-	counts, countErrs, uncounted := s.countLoad(ops)
+	counts, countErrs, uncounted, how := s.countMerged(ops)
 	counting := time.Since(started)
 
 	started = time.Now()
@@ -130,6 +130,7 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 		err = plotErr
 	}
 	f := mergeFigures(files, res, counting, checking)
+	f["counted_by"] = how
 	switch {
 	case err != nil:
 		f["plot"] = "not written: " + err.Error()
@@ -146,6 +147,48 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 		countErr = countErrs[0]
 	}
 	return res.Judge(uncounted, countErr)
+}
+
+// countMerged counts the records of every operation once: with one bulk query per operation
+// definition that declares observer.bulk, else per operation a few at a time (countLoad). It
+// returns the counts, the first few errors, the operations not counted and how they were counted.
+func (s *S) countMerged(ops []*Op) (map[string]int, []string, int, string) {
+	byDef := map[string][]*Op{}
+	var rest []*Op
+	var defs []string
+	for _, op := range ops {
+		if op.Def.Observer != nil && op.Def.Observer.Bulk != nil {
+			if byDef[op.Def.Name] == nil {
+				defs = append(defs, op.Def.Name)
+			}
+			byDef[op.Def.Name] = append(byDef[op.Def.Name], op)
+		} else {
+			rest = append(rest, op)
+		}
+	}
+	counts, errs, failed := s.countLoad(rest)
+	var how []string
+	for _, name := range defs {
+		group := byDef[name]
+		ctx, cancel := s.AttemptCtx(6)
+		got, err := s.Target.CountBulk(ctx, group[0].Def, s.RefPrefix())
+		cancel()
+		if err != nil {
+			if len(errs) < 5 {
+				errs = append(errs, err.Error())
+			}
+			failed += len(group)
+			continue
+		}
+		for _, op := range group {
+			counts[op.Key] = got[op.Ref]
+		}
+		how = append(how, fmt.Sprintf("%s: one bulk query for %d operations", name, len(group)))
+	}
+	if len(rest) > 0 {
+		how = append(how, fmt.Sprintf("%d operations one by one (%d at a time)", len(rest), loadCountWorkers))
+	}
+	return counts, errs, failed, strings.Join(how, "; ")
 }
 
 // mergedAttempts yields the attempts of every shard merged by start time (ties by shard), each

@@ -40,7 +40,10 @@ func (s *S) NewOp(def *targets.Operation) *Op {
 }
 
 // Ref returns the run's n-th {{.Ref}}.
-func (e *Env) Ref(n int64) string { return fmt.Sprintf("rs-%s-%04d", e.Settings.RunID, n) }
+func (e *Env) Ref(n int64) string { return fmt.Sprintf("%s%04d", e.RefPrefix(), n) }
+
+// RefPrefix is what every {{.Ref}} of the run starts with.
+func (e *Env) RefPrefix() string { return "rs-" + e.Settings.RunID + "-" }
 
 // KeyFor returns the run's n-th idempotency key in the format of def's keys (key.format).
 func (e *Env) KeyFor(def *targets.Operation, n int64) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/retrysafe/retrysafe/reports"
 )
 
 // writeJUnit writes Ginkgo's JUnit report of a run to path, with one change: Ginkgo writes a
@@ -35,6 +36,39 @@ func writeJUnit(r types.Report, path string) error {
 			}
 		}
 	}
+	out, err := xml.MarshalIndent(suites, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(xml.Header), append(out, '\n')...), 0o644)
+}
+
+// WriteJUnitOf writes a JUnit report of a run that Ginkgo did not drive (retrysafe merge): one
+// test case per spec, in the same shape as a Ginkgo run's (a failure, an unknown as a skip whose
+// message starts "unknown: ", a skip with its reason).
+func WriteJUnitOf(run *reports.Run, path string) error {
+	suite := reporters.JUnitTestSuite{Name: "retrysafe", Package: run.Target.Name, Timestamp: run.Started.Format("2006-01-02T15:04:05")}
+	for _, p := range run.Properties {
+		for _, sp := range p.Specs {
+			tc := reporters.JUnitTestCase{Name: "[It] " + p.Name + " " + sp.Text, Classname: "retrysafe", Status: string(sp.Verdict),
+				Time: sp.Duration.Seconds()}
+			switch sp.Verdict {
+			case reports.Fail:
+				tc.Failure = &reporters.JUnitFailure{Message: firstLine(sp.Failure), Type: "failed", Description: sp.Failure}
+				suite.Failures++
+			case reports.Unknown:
+				tc.Skipped = &reporters.JUnitSkipped{Message: "unknown: " + sp.Failure}
+				suite.Skipped++
+			case reports.Skipped:
+				tc.Skipped = &reporters.JUnitSkipped{Message: sp.Failure}
+				suite.Skipped++
+			}
+			suite.TestCases = append(suite.TestCases, tc)
+			suite.Tests++
+			suite.Time += tc.Time
+		}
+	}
+	suites := reporters.JUnitTestSuites{Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, TestSuites: []reporters.JUnitTestSuite{suite}}
 	out, err := xml.MarshalIndent(suites, "", "  ")
 	if err != nil {
 		return err

@@ -38,8 +38,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// target is the reference API's example target file.
-var target, _ = filepath.Abs("../../../targets/examples/reference.yaml")
+// target is the reference API's example target file; bulkTarget the same with bulk observers (one
+// SQL query counts every record of the run).
+var (
+	target, _     = filepath.Abs("../../../targets/examples/reference.yaml")
+	bulkTarget, _ = filepath.Abs("testdata/reference-bulk.yaml")
+)
 
 // serve starts a reference API instance on PostgreSQL (args: its mode) and returns its URL; it
 // is stopped when the test ends.
@@ -85,7 +89,7 @@ type shard struct {
 }
 
 // startShards starts n shard processes of run against urls, their load due in lead.
-func startShards(t *testing.T, run string, n int, out string, urls []string, lead time.Duration, extra ...string) []*shard {
+func startShards(t *testing.T, target, run string, n int, out string, urls []string, lead time.Duration, extra ...string) []*shard {
 	t.Helper()
 	at := time.Now().Add(lead).UTC().Format(time.RFC3339)
 	var shards []*shard
@@ -134,7 +138,7 @@ func (s *shard) wait(t *testing.T) int {
 }
 
 // merge runs retrysafe merge and returns its exit code and output.
-func merge(t *testing.T, report string, urls []string, dirs ...string) (int, string) {
+func merge(t *testing.T, target, report string, urls []string, dirs ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -152,9 +156,9 @@ func merge(t *testing.T, report string, urls []string, dirs ...string) (int, str
 }
 
 // runShards runs 4 shards to their end; every one must exit 0.
-func runShards(t *testing.T, run, out string, urls []string) {
+func runShards(t *testing.T, target, run, out string, urls []string) {
 	t.Helper()
-	for _, s := range startShards(t, run, 4, out, urls, 3*time.Second) {
+	for _, s := range startShards(t, target, run, 4, out, urls, 3*time.Second) {
 		if code := s.wait(t); code != 0 {
 			t.Fatalf("shard %d exited %d:\n%s", s.i, code, s.out.String())
 		}
@@ -167,15 +171,16 @@ func TestShardsOfTheCorrectReferencePass(t *testing.T) {
 	urls := []string{serve(t), serve(t)}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
-	runShards(t, runID(t), out, urls)
-	code, text := merge(t, filepath.Join(dir, "report"), urls, out)
+	runShards(t, bulkTarget, runID(t), out, urls)
+	code, text := merge(t, bulkTarget, filepath.Join(dir, "report"), urls, out)
 	if code != 0 {
 		t.Fatalf("merge of the correct reference exited %d:\n%s", code, text)
 	}
 	var r report
 	r.read(t, filepath.Join(dir, "report", "report.json"))
 	load := r.property("load")
-	if load.Verdict != "pass" || load.Figures["shards"] != "4" || load.Figures["cross_shard_twins"] == "0" {
+	if load.Verdict != "pass" || load.Figures["shards"] != "4" || load.Figures["cross_shard_twins"] == "0" ||
+		!strings.Contains(load.Figures["counted_by"], "orders: one bulk query") {
 		t.Fatalf("load %+v", load)
 	}
 	for i := range 4 {
@@ -197,8 +202,8 @@ func TestTheRaceMutantFailsOnlyMerged(t *testing.T) {
 	urls := []string{serve(t, "--mutant", "race", "--work-delay", "50ms"), serve(t, "--mutant", "race", "--work-delay", "50ms")}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
-	runShards(t, runID(t), out, urls)
-	code, text := merge(t, filepath.Join(dir, "report"), urls, out)
+	runShards(t, bulkTarget, runID(t), out, urls)
+	code, text := merge(t, bulkTarget, filepath.Join(dir, "report"), urls, out)
 	if code != 1 {
 		t.Fatalf("merge of the race mutant exited %d, want 1:\n%s", code, text)
 	}
@@ -227,7 +232,7 @@ func TestMergeRefusesAKilledShardAForeignOneAndADuplicate(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
 	run := runID(t)
-	shards := startShards(t, run, 4, out, urls, 2*time.Second, "--load-duration", "6s")
+	shards := startShards(t, target, run, 4, out, urls, 2*time.Second, "--load-duration", "6s")
 	time.Sleep(3500 * time.Millisecond) // the load started 1.5 s ago
 	if err := shards[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -241,7 +246,7 @@ func TestMergeRefusesAKilledShardAForeignOneAndADuplicate(t *testing.T) {
 			t.Fatalf("shard %d exited %d:\n%s", s.i, code, s.out.String())
 		}
 	}
-	code, text := merge(t, filepath.Join(dir, "report"), urls, out)
+	code, text := merge(t, target, filepath.Join(dir, "report"), urls, out)
 	if code != 3 || !strings.Contains(text, "shard 2 of 4") {
 		t.Fatalf("merge with shard 2 killed exited %d, want 3 naming shard 2:\n%s", code, text)
 	}
@@ -249,9 +254,16 @@ func TestMergeRefusesAKilledShardAForeignOneAndADuplicate(t *testing.T) {
 		t.Fatalf("the killed shard left a complete file: %v", err)
 	}
 
+	// A shard that would start later than --start-at + --start-skew is refused: its window would
+	// not be the others'.
+	late := startShards(t, target, run+"late", 1, filepath.Join(dir, "late"), urls, -time.Minute)[0]
+	if code := late.wait(t); code != 2 || !strings.Contains(late.out.String(), "too late to start") {
+		t.Fatalf("a shard a minute late exited %d, want 2:\n%s", code, late.out.String())
+	}
+
 	// A complete set of another run next to this one's, and a retried pod's second file.
 	other := filepath.Join(dir, "other")
-	runShards(t, run+"x", other, urls)
+	runShards(t, target, run+"x", other, urls)
 	complete := filepath.Join(dir, "complete")
 	os.MkdirAll(complete, 0o755)
 	for i := range 4 {
@@ -268,13 +280,13 @@ func TestMergeRefusesAKilledShardAForeignOneAndADuplicate(t *testing.T) {
 			os.WriteFile(filepath.Join(dup, filepath.Base(src)), data, 0o644)
 		}
 	}
-	if code, text := merge(t, filepath.Join(dir, "r2"), urls, out); code != 3 || !strings.Contains(text, `run "`+run+`x": `+filepath.Join(out, "retried-shard-1-of-4.rsshard")) {
+	if code, text := merge(t, target, filepath.Join(dir, "r2"), urls, out); code != 3 || !strings.Contains(text, `run "`+run+`x": `+filepath.Join(out, "retried-shard-1-of-4.rsshard")) {
 		t.Fatalf("merge of a set with another run's shard exited %d, want 3 naming it:\n%s", code, text)
 	}
-	if code, text := merge(t, filepath.Join(dir, "r3"), urls, complete, filepath.Join(dir, "dup")); code != 3 || !strings.Contains(text, "shard 1 of 4 appears 2 times") {
+	if code, text := merge(t, target, filepath.Join(dir, "r3"), urls, complete, filepath.Join(dir, "dup")); code != 3 || !strings.Contains(text, "shard 1 of 4 appears 2 times") {
 		t.Fatalf("merge of a set with shard 1 twice exited %d, want 3 naming it:\n%s", code, text)
 	}
-	if code, text := merge(t, filepath.Join(dir, "r4"), urls, complete); code != 0 {
+	if code, text := merge(t, target, filepath.Join(dir, "r4"), urls, complete); code != 0 {
 		t.Fatalf("the complete set of the other run exited %d:\n%s", code, text)
 	}
 }
