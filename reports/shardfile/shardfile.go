@@ -5,14 +5,14 @@
 // renamed to NAME when complete, so that a shard that dies leaves no complete file:
 //
 //	{"header":{...}}        first line: format, run, shard, shards, the target's instances
-//	{"op":{...}}            the operation table: every operation the shard sent (index, definition,
-//	                        ref, key, tenant, the shard that started it)
+//	o TAB index TAB ...     the operation table: every operation the shard sent (see Operation)
 //	a TAB seq TAB ...       the attempts, in the order they started (see Attempt)
 //	{"event":{...}}         the fault events
 //	{"manifest":{...}}      last line: the run, the shard, the seed, the target file's SHA-256, the
 //	                        planned and actual start and end, the figures, complete: true
 //
-// Attempt lines are tab-separated rather than JSON so that a merge reads millions of them fast.
+// Operation and attempt lines are tab-separated rather than JSON so that a merge reads millions
+// of them fast.
 // Nothing in a shard file is a credential: attempts are redacted by the history before they are
 // recorded, and the compact attempts of a load keep no header and no request body.
 package shardfile
@@ -68,6 +68,54 @@ type Operation struct {
 	Owner int `json:"owner"`
 }
 
+// append renders the operation's line:
+//
+//	o INDEX OWNER DEF REF KEY TENANT
+//
+// tab-separated; a text field that holds a tab, a newline, a backslash or starts with a double
+// quote is Go-quoted.
+func (op *Operation) append(b []byte) []byte {
+	b = append(b, 'o', '\t')
+	b = strconv.AppendInt(b, int64(op.Index), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(op.Owner), 10)
+	for _, f := range []string{op.Def, op.Ref, op.Key, op.Tenant} {
+		b = append(b, '\t')
+		if strings.ContainsAny(f, "\t\n\r\\") || strings.HasPrefix(f, `"`) {
+			b = strconv.AppendQuote(b, f)
+		} else {
+			b = append(b, f...)
+		}
+	}
+	return append(b, '\n')
+}
+
+// parseOperation parses an operation line.
+func parseOperation(l []byte) (Operation, error) {
+	var op Operation
+	f := strings.Split(string(l), "\t")
+	if len(f) != 7 {
+		return op, fmt.Errorf("an operation line has %d fields, want 7", len(f))
+	}
+	var err error
+	if op.Index, err = strconv.Atoi(f[1]); err != nil {
+		return op, fmt.Errorf("operation index: %w", err)
+	}
+	if op.Owner, err = strconv.Atoi(f[2]); err != nil {
+		return op, fmt.Errorf("operation owner: %w", err)
+	}
+	for i, dst := range []*string{&op.Def, &op.Ref, &op.Key, &op.Tenant} {
+		v := f[3+i]
+		if strings.HasPrefix(v, `"`) {
+			if v, err = strconv.Unquote(v); err != nil {
+				return op, fmt.Errorf("operation field %d: %w", 4+i, err)
+			}
+		}
+		*dst = v
+	}
+	return op, nil
+}
+
 // Manifest is a shard file's last line.
 type Manifest struct {
 	Format string `json:"format"`
@@ -103,16 +151,15 @@ type Manifest struct {
 // line is one JSON line of a shard file.
 type line struct {
 	Header   *Header        `json:"header,omitempty"`
-	Op       *Operation     `json:"op,omitempty"`
 	Event    *history.Event `json:"event,omitempty"`
 	Manifest *Manifest      `json:"manifest,omitempty"`
 }
 
 // Write writes a complete shard file into dir: header, operations, attempts (sorted by start by
-// the caller), events and manifest, to a temporary name first, renamed when everything is on
-// disk. It returns the file's path.
+// the caller), events and manifest (its Attempts set to the attempts written), to a temporary
+// name first, renamed when everything is on disk. It returns the file's path.
 func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], events []history.Event, m Manifest) (string, error) {
-	h.Format, m.Format = Format, Format
+	h.Format, m.Format, m.Attempts = Format, Format, 0
 	final := filepath.Join(dir, Name(h.Shard, h.Shards))
 	tmp := final + ".partial"
 	f, err := os.Create(tmp)
@@ -122,18 +169,29 @@ func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], ev
 	w := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(w)
 	err = enc.Encode(line{Header: &h})
+	var buf []byte
 	for i := range ops {
 		if err == nil {
-			err = enc.Encode(line{Op: &ops[i]})
+			buf = ops[i].append(buf[:0])
+			_, err = w.Write(buf)
 		}
 	}
 	if err == nil {
-		var buf []byte
+		first := map[int][32]byte{} // the body hash of each operation's first attempt with a body
 		for a := range attempts {
-			buf = a.append(buf[:0])
+			same := false
+			if len(a.Body) > 0 {
+				h, seen := first[a.Op]
+				same = seen && h == a.BodyHash
+				if !seen {
+					first[a.Op] = a.BodyHash
+				}
+			}
+			buf = a.append(buf[:0], same)
 			if _, err = w.Write(buf); err != nil {
 				break
 			}
+			m.Attempts++
 		}
 	}
 	for i := range events {
@@ -187,8 +245,9 @@ var outcomeCode = map[history.Outcome]byte{history.OK: 'o', history.Unknown: 'u'
 //	a SEQ OP INSTANCE START_NS END_NS STATUS OUTCOME HASH BODY TRUNCATED ERR NOTE
 //
 // tab-separated; OUTCOME is o (ok), u (unknown) or f (failed); HASH and BODY are unpadded
-// base64; ERR and NOTE are Go-quoted strings, or empty.
-func (a *Attempt) append(b []byte) []byte {
+// base64, BODY "=" when it is the body of the operation's first attempt with a body in the file
+// (same hash: a replay); ERR and NOTE are Go-quoted strings, or empty.
+func (a *Attempt) append(b []byte, sameBody bool) []byte {
 	b = append(b, 'a', '\t')
 	b = strconv.AppendInt(b, a.Seq, 10)
 	b = append(b, '\t')
@@ -204,7 +263,11 @@ func (a *Attempt) append(b []byte) []byte {
 	b = append(b, '\t', outcomeCode[a.Outcome], '\t')
 	b = base64.RawStdEncoding.AppendEncode(b, a.BodyHash[:])
 	b = append(b, '\t')
-	b = base64.RawStdEncoding.AppendEncode(b, a.Body)
+	if sameBody {
+		b = append(b, '=')
+	} else {
+		b = base64.RawStdEncoding.AppendEncode(b, a.Body)
+	}
 	b = append(b, '\t')
 	if a.Truncated {
 		b = append(b, '1')
@@ -219,6 +282,10 @@ func (a *Attempt) append(b []byte) []byte {
 	}
 	return append(b, '\n')
 }
+
+// sameBody marks, in a parsed attempt, a body that is its operation's first (BODY "="): Scan fills
+// it in.
+var sameBody = []byte{}
 
 // parseAttempt parses an attempt line (without its newline).
 func parseAttempt(l []byte) (Attempt, error) {
@@ -239,9 +306,9 @@ func parseAttempt(l []byte) (Attempt, error) {
 	}
 	var nums [6]int64
 	for i := range nums {
-		v, err := strconv.ParseInt(string(f[i+1]), 10, 64)
-		if err != nil {
-			return a, fmt.Errorf("attempt field %d: %w", i+2, err)
+		v, ok := parseInt(f[i+1])
+		if !ok {
+			return a, fmt.Errorf("attempt field %d: %q is not an integer", i+2, f[i+1])
 		}
 		nums[i] = v
 	}
@@ -260,7 +327,9 @@ func parseAttempt(l []byte) (Attempt, error) {
 	if k, err := base64.RawStdEncoding.Decode(a.BodyHash[:], f[8]); err != nil || k != 32 {
 		return a, fmt.Errorf("attempt body hash %q", f[8])
 	}
-	if len(f[9]) > 0 {
+	if len(f[9]) == 1 && f[9][0] == '=' {
+		a.Body = sameBody
+	} else if len(f[9]) > 0 {
 		body, err := base64.RawStdEncoding.AppendDecode(nil, f[9])
 		if err != nil {
 			return a, fmt.Errorf("attempt body: %w", err)
@@ -278,6 +347,28 @@ func parseAttempt(l []byte) (Attempt, error) {
 		}
 	}
 	return a, nil
+}
+
+// parseInt parses a decimal integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 || (len(b) == 19 && string(b) > "9223372036854775807") {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // File is a shard file opened for reading: its header and manifest (nil when the shard did not
@@ -362,27 +453,54 @@ func (sf *File) Scan(c *Contents, each func(Attempt) bool) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	n := 0
+	var first [][]byte // by operation: the body of its first attempt with one
 	for sc.Scan() {
 		n++
 		b := sc.Bytes()
+		if len(b) > 1 && b[0] == 'o' && b[1] == '\t' {
+			if c == nil {
+				continue
+			}
+			op, err := parseOperation(b)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
+			}
+			c.Ops = append(c.Ops, op)
+			continue
+		}
 		if len(b) > 1 && b[0] == 'a' && b[1] == '\t' {
 			a, err := parseAttempt(b)
 			if err != nil {
 				return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
+			}
+			if a.Op < 0 || a.Op > 1<<28 {
+				return fmt.Errorf("%s:%d: operation row %d", sf.Path, n, a.Op)
+			}
+			if a.Op >= len(first) {
+				first = append(first, make([][]byte, a.Op+1-len(first))...)
+			}
+			switch {
+			case a.Body == nil:
+			case len(a.Body) == 0 && first[a.Op] == nil:
+				return fmt.Errorf("%s:%d: a repeated body (=) before the operation's first", sf.Path, n)
+			case len(a.Body) == 0:
+				a.Body = first[a.Op]
+			case first[a.Op] == nil:
+				first[a.Op] = a.Body
 			}
 			if each != nil && !each(a) {
 				return nil
 			}
 			continue
 		}
+		if c == nil {
+			continue // the header, the events and the manifest: read by Open, or wanted with c
+		}
 		var l line
 		if err := json.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
 		}
-		switch {
-		case l.Op != nil && c != nil:
-			c.Ops = append(c.Ops, *l.Op)
-		case l.Event != nil && c != nil:
+		if l.Event != nil {
 			c.Events = append(c.Events, *l.Event)
 		}
 	}

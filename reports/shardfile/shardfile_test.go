@@ -20,8 +20,10 @@ func TestWriteThenReadBack(t *testing.T) {
 			BodyHash: sha256.Sum256([]byte(`{"id":1}`)), Body: []byte("{\"id\":1,\n\t\"x\":\"é\"}")},
 		{Seq: 2, Op: 1, Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), Outcome: history.Unknown,
 			Err: "read: connection reset\tby peer", Note: `re-sent "after" 429`, Truncated: true},
+		{Seq: 3, Op: 0, Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second), Status: 201, Outcome: history.OK,
+			BodyHash: sha256.Sum256([]byte(`{"id":1}`)), Body: []byte("{\"id\":1,\n\t\"x\":\"é\"}")}, // a replay: stored as "="
 	}
-	ops := []Operation{{Index: 0, Def: "orders", Ref: "rs-r-1", Key: "rs-rs-r-1", Tenant: "alice"}, {Index: 1, Def: "refunds", Ref: "rs-r-5", Key: "k5", Owner: 3}}
+	ops := []Operation{{Index: 0, Def: "orders", Ref: "rs-r-1", Key: "rs-rs-r-1", Tenant: "alice"}, {Index: 1, Def: "refunds", Ref: `"rs-r-5`, Key: "k5\tx\\y", Owner: 3}}
 	ev := []history.Event{{At: t0, Action: "inject", Kind: "kill", Target: "shard 2"}}
 	m := Manifest{Run: "r", Shard: 2, Shards: 4, Seed: 9, TargetSHA256: "ab", Start: t0, End: t0.Add(2 * time.Second), Complete: true}
 	path, err := Write(dir, Header{Run: "r", Shard: 2, Shards: 4, Instances: []string{"a:1", "b:2"}}, ops, slices.Values(in), ev, m)
@@ -33,6 +35,9 @@ func TestWriteThenReadBack(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
 		t.Fatalf("the temporary file is left: %v", err)
+	}
+	if raw, _ := os.ReadFile(path); strings.Count(string(raw), "\t=\t") != 1 {
+		t.Fatalf("the replay's body is not stored as \"=\":\n%s", raw)
 	}
 	f, err := Open(path)
 	if err != nil {

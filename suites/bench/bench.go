@@ -8,7 +8,9 @@
 //  3. load overhead: the rate the load property sustains with its history and checks vs a
 //     bare Vegeta attack at unlimited rate on the same target;
 //  4. history cost: memory per recorded attempt (compact vs whole) and the time to check a
-//     history of a million attempts.
+//     history of a million attempts;
+//  5. a sharded load: a shard's CPU per request vs the bare Vegeta attack, and the merge of a
+//     ten-million-attempt shard set (time, CPU, peak RSS) vs reading the set once.
 //
 // Every target is the reference API, in-process on 127.0.0.1.
 package bench
@@ -44,6 +46,11 @@ type Options struct {
 	LoadRepeats int
 	// HistoryN is the number of attempts of benchmark 4 (default 1,000,000).
 	HistoryN int
+	// MergeAttempts is the size of benchmark 5's synthetic shard set (default 10,000,000).
+	MergeAttempts int64
+	// Self is the retrysafe binary that benchmark 5 runs `merge` with ("" = the merge is not
+	// measured, and the output says so).
+	Self string
 	// PostgresDSN locates PostgreSQL (default: $RETRYSAFE_PG_DSN or the built-in default).
 	PostgresDSN string
 	// Out receives the results.
@@ -52,7 +59,7 @@ type Options struct {
 
 // Quick returns options that finish in well under a minute.
 func Quick() Options {
-	return Options{SpreadRounds: 40, RaceRounds: 20, LoadDuration: 2 * time.Second, LoadRepeats: 2, HistoryN: 200_000}
+	return Options{SpreadRounds: 40, RaceRounds: 20, LoadDuration: 2 * time.Second, LoadRepeats: 2, HistoryN: 200_000, MergeAttempts: 200_000}
 }
 
 func (o *Options) defaults() {
@@ -77,6 +84,9 @@ func (o *Options) defaults() {
 	if o.HistoryN <= 0 {
 		o.HistoryN = 1_000_000
 	}
+	if o.MergeAttempts <= 0 {
+		o.MergeAttempts = 10_000_000
+	}
 	if o.PostgresDSN == "" {
 		o.PostgresDSN, _ = reference.DefaultDSN("postgres")
 	}
@@ -90,7 +100,7 @@ func Run(ctx context.Context, o Options) error {
 	o.defaults()
 	fmt.Fprintf(o.Out, "retrysafe bench: %d CPUs, %s, GOMAXPROCS %d, load average %s; every figure is measured in this run\n\n",
 		runtime.NumCPU(), runtime.Version(), runtime.GOMAXPROCS(0), loadAverage())
-	benches := []func(context.Context, *Options) error{spreadBench, raceBench, overheadBench, historyBench}
+	benches := []func(context.Context, *Options) error{spreadBench, raceBench, overheadBench, historyBench, shardBench}
 	for i, b := range benches {
 		if len(o.Only) > 0 && !slices.Contains(o.Only, i+1) {
 			continue

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,10 +109,28 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 	counts, countErrs, uncounted, how := s.countMerged(ops)
 	counting := time.Since(started)
 
+	var total int64
+	for _, f := range files {
+		total += f.Manifest.Attempts
+	}
+	every := max(1, (total+maxPlotPoints-1)/maxPlotPoints)
 	started = time.Now()
-	var origins []uint64 // by merged Seq-1: shard<<40 | local sequence
+	origins := make([]uint64, 0, total) // by merged Seq-1: shard<<40 | local sequence
 	var readErr error
-	res := check.Load(s.mergedAttempts(files, tables, &origins, &readErr, 1), counts, e.Target.Profile)
+	var sample []history.Attempt // every every-th attempt, for the plot
+	stream := func(yield func(history.Attempt) bool) {
+		for a := range s.mergedAttempts(files, tables, &origins, &readErr) {
+			if a.Seq%every == 0 {
+				p := a
+				p.RespBody = nil
+				sample = append(sample, p)
+			}
+			if !yield(a) {
+				return
+			}
+		}
+	}
+	res := check.Load(stream, counts, e.Target.Profile)
 	checking := time.Since(started)
 	if readErr != nil {
 		return check.Unknownf("a shard file cannot be read: %v", readErr)
@@ -119,16 +138,7 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 	for i := range res.Anomalies {
 		nameShards(&res.Anomalies[i], origins)
 	}
-	var total int64
-	for _, f := range files {
-		total += f.Manifest.Attempts
-	}
-	every := max(1, int((total+maxPlotPoints-1)/maxPlotPoints))
-	var plotErr error
-	plot, err := loadPlot(s.mergedAttempts(files, tables, nil, &plotErr, every), e.Target.Profile)
-	if err == nil {
-		err = plotErr
-	}
+	plot, err := loadPlot(slices.Values(sample), e.Target.Profile)
 	f := mergeFigures(files, res, counting, checking)
 	f["counted_by"] = how
 	switch {
@@ -192,9 +202,9 @@ func (s *S) countMerged(ops []*Op) (map[string]int, []string, int, string) {
 }
 
 // mergedAttempts yields the attempts of every shard merged by start time (ties by shard), each
-// with its merged sequence number, every-th only (1: all). With origins it records where each
-// came from; a read error ends the stream and lands in *readErr.
-func (s *S) mergedAttempts(files []*shardfile.File, tables [][]shardfile.Operation, origins *[]uint64, readErr *error, every int) iter.Seq[history.Attempt] {
+// with its merged sequence number, and records in origins where each came from; a read error
+// ends the stream and lands in *readErr.
+func (s *S) mergedAttempts(files []*shardfile.File, tables [][]shardfile.Operation, origins *[]uint64, readErr *error) iter.Seq[history.Attempt] {
 	return func(yield func(history.Attempt) bool) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
@@ -224,24 +234,20 @@ func (s *S) mergedAttempts(files []*shardfile.File, tables [][]shardfile.Operati
 			st := streams[0]
 			sa := &st.batch[st.pos]
 			seq++
-			if origins != nil {
-				*origins = append(*origins, uint64(st.shard)<<40|uint64(sa.Seq))
+			*origins = append(*origins, uint64(st.shard)<<40|uint64(sa.Seq))
+			if sa.Op < 0 || sa.Op >= len(st.ops) {
+				*readErr = fmt.Errorf("%s: attempt %d names operation row %d of %d", st.f.Path, sa.Seq, sa.Op, len(st.ops))
+				return
 			}
-			if seq%int64(every) == 0 || every == 1 {
-				if sa.Op < 0 || sa.Op >= len(st.ops) {
-					*readErr = fmt.Errorf("%s: attempt %d names operation row %d of %d", st.f.Path, sa.Seq, sa.Op, len(st.ops))
-					return
-				}
-				row := &st.ops[sa.Op]
-				a := history.Attempt{Seq: seq, Op: row.Def, Key: row.Key, Tenant: row.Tenant,
-					Status: sa.Status, RespBody: sa.Body, BodyHash: sa.BodyHash, Truncated: sa.Truncated,
-					Err: sa.Err, Start: sa.Start, End: sa.End, Outcome: sa.Outcome, Note: sa.Note, Compacted: true}
-				if sa.Instance >= 0 && sa.Instance < len(st.f.Header.Instances) {
-					a.Instance = st.f.Header.Instances[sa.Instance]
-				}
-				if !yield(a) {
-					return
-				}
+			row := &st.ops[sa.Op]
+			a := history.Attempt{Seq: seq, Op: row.Def, Key: row.Key, Tenant: row.Tenant,
+				Status: sa.Status, RespBody: sa.Body, BodyHash: sa.BodyHash, Truncated: sa.Truncated,
+				Err: sa.Err, Start: sa.Start, End: sa.End, Outcome: sa.Outcome, Note: sa.Note, Compacted: true}
+			if sa.Instance >= 0 && sa.Instance < len(st.f.Header.Instances) {
+				a.Instance = st.f.Header.Instances[sa.Instance]
+			}
+			if !yield(a) {
+				return
 			}
 			st.pos++
 			if st.pos < len(st.batch) || st.advance() {

@@ -27,6 +27,9 @@ type ShardOptions struct {
 	Out string
 	// TargetSHA256 is the hex SHA-256 of the target file, for merge to match.
 	TargetSHA256 string
+	// Unlimited sends as fast as Settings.LoadWorkers go, for Settings.LoadDuration, instead of
+	// at Settings.LoadRate (a benchmark's CPU per request; the plan then dates no hit).
+	Unlimited bool
 }
 
 // ErrLateStart is the error of a shard that would start its load later than StartAt + Skew:
@@ -56,7 +59,11 @@ func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardf
 		path, err := h.writeShard(o, m, nil)
 		return path, m, err
 	}
-	run := s.LoadAttack(e.Settings.LoadRate, e.Settings.LoadDuration)
+	rate := e.Settings.LoadRate
+	if o.Unlimited {
+		rate = 0
+	}
+	run := s.LoadAttack(rate, e.Settings.LoadDuration)
 	m.Planned, m.Hits = run.Planned, int64(run.Hits())
 	switch failed := countFailed(e.History.After(run.from)); {
 	case ctx.Err() != nil:
