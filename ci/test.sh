@@ -2,8 +2,8 @@
 # Passes every test of retrysafe on a fresh machine: checks the services the tests need
 # (PostgreSQL, Redis, MariaDB, RabbitMQ, NATS with JetStream), starting them when installed but
 # stopped, then runs gofmt, go vet, go test -race, the self-test of the properties against the
-# reference API, consumer and client, the fuzz targets and the README's run commands, and checks that the
-# runs' reports heal only faults they injected. Each stage prints how long it took.
+# reference API, consumer and client, the fuzz targets, the README's run commands and a sharded load
+# (run --shard, merge), and checks that the runs' reports heal only faults they injected. Each stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,7 +89,8 @@ gofmt_check() {
 stage "gofmt" gofmt_check
 stage "go vet" go vet ./...
 stage "chromium (for the HTML report's browser test)" ./ci/ensure-chromium.sh
-stage "go test -race" go test -race -count=1 -timeout 15m ./...
+# The sharded-load tests run processes of one binary, built once, in their own stage below.
+stage "go test -race" go test -race -count=1 -timeout 15m $(go list ./... | grep -v '/shardtest$')
 stage "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
   go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
 stage "fuzz targets, about 10 s each" ./ci/fuzz.sh 10s
@@ -98,6 +99,14 @@ for transport in webhook amqp nats; do
   stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
 done
 stage "retrysafe run --client" go run ./cmd/retrysafe run --client --report-dir retrysafe-report/client
+shard_tests() {
+  local dir
+  dir=$(mktemp -d)
+  go build -o "$dir/retrysafe" ./cmd/retrysafe
+  RETRYSAFE_BIN="$dir/retrysafe" go test -count=1 -timeout 5m ./cmd/retrysafe/shardtest
+  rm -rf "$dir"
+}
+stage "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge; one binary)" shard_tests
 stage "every heal in the runs' report.json follows an inject of the same fault" \
   env RETRYSAFE_CHECK_REPORTS="$PWD/retrysafe-report/run,$PWD/retrysafe-report/consumer-webhook,$PWD/retrysafe-report/consumer-amqp,$PWD/retrysafe-report/consumer-nats,$PWD/retrysafe-report/client" \
   go test -count=1 -run '^TestReportedHealsFollowInjects$' ./cmd/retrysafe
