@@ -54,7 +54,7 @@ func TestMedianAndRatios(t *testing.T) {
 	}
 }
 
-// TestRunSmall runs the four benchmarks at a tiny size: each must finish and print its
+// TestRunSmall runs the five benchmarks at a tiny size: each must finish and print its
 // table and its verdict (whether a goal is met depends on the machine, so it is not asserted).
 func TestRunSmall(t *testing.T) {
 	if testing.Short() {
@@ -62,12 +62,13 @@ func TestRunSmall(t *testing.T) {
 	}
 	var out strings.Builder
 	err := Run(t.Context(), Options{SpreadRounds: 2, RaceRounds: 2, LoadDuration: 300 * time.Millisecond,
-		LoadRepeats: 1, HistoryN: 20_000, Out: &out})
+		LoadRepeats: 1, HistoryN: 20_000, MergeAttempts: 20_000, Out: &out})
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"1. Arrival spread", "lastbyte", "barrier", "vegeta", "2. Race detection", "sqlite",
-		"postgres", "3. Load overhead", "4. History cost", "check.Load over 20000 attempts"} {
+		"postgres", "3. Load overhead", "4. History cost", "check.Load over 20000 attempts", "5. Sharded load", "shard 0 of 4",
+		"read the set once", "retrysafe merge: not measured"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())
 		}
