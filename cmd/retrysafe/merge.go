@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +16,6 @@ import (
 	"github.com/retrysafe/retrysafe/reports/shardfile"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/suites/ginkgorun"
-	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 )
 
@@ -81,21 +78,16 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, dirs []string) error {
 	if f.target == "" {
 		return usageErr("merge needs --target FILE, the target file the shards ran")
 	}
-	data, err := os.ReadFile(f.target)
+	t, sum, err := loadHashed(f.target)
 	if err != nil {
-		return usageErr("--target: %v", err)
-	}
-	sum := sha256.Sum256(data)
-	t, err := targets.Load(f.target)
-	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer t.Close()
 	files, err := shardfile.Find(dirs)
 	if err != nil {
 		return &exitError{exitIncomplete, err}
 	}
-	set, problems := shardfile.CheckSet(files, f.run, hex.EncodeToString(sum[:]))
+	set, problems := shardfile.CheckSet(files, f.run, sum)
 	if len(problems) > 0 {
 		return &exitError{exitIncomplete, fmt.Errorf("the shard set is refused:\n  %s", strings.Join(problems, "\n  "))}
 	}

@@ -146,14 +146,9 @@ func runShard(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return usageErr("--start-at %q: want RFC 3339, e.g. 2026-12-01T10:00:00Z", sf.startAt)
 	}
-	data, err := os.ReadFile(f.target)
+	t, sum, err := loadHashed(f.target)
 	if err != nil {
-		return usageErr("--target: %v", err)
-	}
-	sum := sha256.Sum256(data)
-	t, err := targets.Load(f.target)
-	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer t.Close()
 	if why := shardRefusal(t); why != "" {
@@ -182,7 +177,7 @@ func runShard(cmd *cobra.Command, f *runFlags) error {
 	env := h.Env()
 	fmt.Fprintf(out, "retrysafe: shard %d of %d of run %s (seed %d) against %s: %d hits/s for %v from %s (limits: %s)\n",
 		i, n, sf.run, env.Settings.Seed, where(t), env.Settings.LoadRate, env.Settings.LoadDuration, startAt.Format(time.RFC3339), env.Limits)
-	path, m, err := h.RunShard(ctx, framework.ShardOptions{StartAt: startAt, Skew: sf.skew, Out: sf.out, TargetSHA256: hex.EncodeToString(sum[:])})
+	path, m, err := h.RunShard(ctx, framework.ShardOptions{StartAt: startAt, Skew: sf.skew, Out: sf.out, TargetSHA256: sum})
 	if err != nil {
 		return usageErr("shard %d of %d: %v", i, n, err)
 	}
@@ -191,4 +186,19 @@ func runShard(cmd *cobra.Command, f *runFlags) error {
 		return &exitError{exitIncomplete, fmt.Errorf("shard %d of %d did not send its share: %s", i, n, m.Incomplete)}
 	}
 	return nil
+}
+
+// loadHashed loads a target file and returns it with the hex SHA-256 of its bytes, which every
+// shard's manifest carries and merge compares.
+func loadHashed(path string) (*targets.Target, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", usageErr("--target: %v", err)
+	}
+	sum := sha256.Sum256(data)
+	t, err := targets.Load(path)
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	return t, hex.EncodeToString(sum[:]), nil
 }
