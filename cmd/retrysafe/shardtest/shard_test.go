@@ -168,6 +168,7 @@ func runShards(t *testing.T, target, run, out string, urls []string) {
 func runID(t *testing.T) string { return fmt.Sprintf("st%x", time.Now().UnixNano()&0xffffffff) }
 
 func TestShardsOfTheCorrectReferencePass(t *testing.T) {
+	t.Parallel() // each test has its own instances, run ids and folders
 	urls := []string{serve(t), serve(t)}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
@@ -199,6 +200,7 @@ func TestShardsOfTheCorrectReferencePass(t *testing.T) {
 // TestTheRaceMutantFailsOnlyMerged: with the race mutant, a cross-shard twin executes twice, which
 // only the merged history shows; no shard reports a problem (each exits 0).
 func TestTheRaceMutantFailsOnlyMerged(t *testing.T) {
+	t.Parallel() // each test has its own instances, run ids and folders
 	urls := []string{serve(t, "--mutant", "race", "--work-delay", "50ms"), serve(t, "--mutant", "race", "--work-delay", "50ms")}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
@@ -228,6 +230,7 @@ func TestTheRaceMutantFailsOnlyMerged(t *testing.T) {
 }
 
 func TestMergeRefusesAKilledShardAForeignOneAndADuplicate(t *testing.T) {
+	t.Parallel() // each test has its own instances, run ids and folders
 	urls := []string{serve(t), serve(t)}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "shards")
