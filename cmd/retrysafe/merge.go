@@ -39,7 +39,8 @@ func newMergeCmd() *cobra.Command {
 		Long: `Merge the shard files that 'retrysafe run --shard I/N' wrote (found in the folders given, e.g.
 a shared volume or the downloaded CI artifacts) and judge them as one load run: the attempts of
 every shard merged by time into one history, the business records of every operation counted
-once (by the target file's observers, a few at a time), the load checker run over the whole.
+once (with one bulk query per operation where the target file declares observer.bulk, else by
+its observer, a few at a time), the load checker run over the whole.
 Every anomaly names the shard and local sequence number of each of its attempts, so a duplicate
 record whose two executions came from two shards (a retry that failed over to another machine)
 says so. Then the target file's clean-up runs, as at the end of a normal run.
