@@ -94,14 +94,7 @@ func TestRetriesTransient(t *testing.T) {
 	oneEach := clientRun(
 		opOf(def, try(1, "r-1", "k1", AnswerDrop, 0, 1)),
 		opOf(def, try(2, "r-2", "k2", "503", 10, 11)))
-	tests := []struct {
-		name    string
-		run     ClientRun
-		p       targets.RetryPolicy
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []policyCase{
 		{"every failure retried", retried, policy(), reports.Pass, nil, ""},
 		{"nothing retried", oneEach, policy(), reports.Fail, []string{"no-retry seqs=1", "no-retry seqs=2"}, "was not retried after a connection closed"},
 		{"a policy that retries nothing given", oneEach, policy(func(p *targets.RetryPolicy) { p.Retries = nil }), reports.Unknown, nil,
@@ -111,20 +104,12 @@ func TestRetriesTransient(t *testing.T) {
 		{"the client sent nothing", ClientRun{Client: "sdk", Wanted: 3, Killed: "the scenario's timeout passed"}, policy(), reports.Unknown, nil,
 			"sent 0 of the 3 operations"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, RetriesTransient(tt.run, tt.p), tt.verdict, tt.want, tt.says) })
-	}
+	runPolicyCases(t, tests, RetriesTransient)
 }
 
 func TestSameKeyOnRetry(t *testing.T) {
 	def := payOp(t)
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"same key and body", clientRun(opOf(def, try(1, "r-1", "k1", AnswerDrop, 0, 1), try(2, "r-1", "k1", "503", 50, 51),
 			try(3, "r-1", "k1", AnswerReplay, 150, 151))), reports.Pass, nil, ""},
 		{"a body reordered is the same body", clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1),
@@ -136,21 +121,13 @@ func TestSameKeyOnRetry(t *testing.T) {
 			reports.Fail, []string{"body-changed-on-retry what=$['note'] seqs=1,2"}, "changed $['note']"},
 		{"nothing retried", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))), reports.Unknown, nil, "retried no operation"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, SameKeyOnRetry(tt.run), tt.verdict, tt.want, tt.says) })
-	}
+	runClientCases(t, tests, SameKeyOnRetry)
 }
 
 func TestNewKeyPerOperation(t *testing.T) {
 	def := payOp(t)
 	other := func(a history.Attempt) history.Attempt { a.Identity = "r-1 | 200"; return a }
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"a key each", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1)), opOf(def, try(2, "r-2", "k2", AnswerSuccess, 5, 6)),
 			opOf(def, other(try(3, "r-1", "k3", AnswerSuccess, 10, 11)))), reports.Pass, nil, ""},
 		{"one reference, one key", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1)), opOf(def, try(2, "r-2", "k2", AnswerSuccess, 5, 6)),
@@ -159,20 +136,12 @@ func TestNewKeyPerOperation(t *testing.T) {
 		{"an operation missing", ClientRun{Client: "sdk", Wanted: 3, Ops: []ClientOp{opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))}},
 			reports.Unknown, nil, "sent 1 of the 3 operations"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, NewKeyPerOperation(tt.run), tt.verdict, tt.want, tt.says) })
-	}
+	runClientCases(t, tests, NewKeyPerOperation)
 }
 
 func TestNoRetryOnRejection(t *testing.T) {
 	def := payOp(t)
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"rejections not resent", clientRun(opOf(def, try(1, "r-1", "k1", "400", 0, 1)), opOf(def, try(2, "r-2", "k2", "422", 5, 6))),
 			reports.Pass, nil, ""},
 		{"a 422 resent", clientRun(opOf(def, try(1, "r-1", "k1", "400", 0, 1)), opOf(def, try(2, "r-2", "k2", "422", 5, 6),
@@ -181,9 +150,7 @@ func TestNoRetryOnRejection(t *testing.T) {
 			reports.Pass, nil, ""},
 		{"nothing rejected", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))), reports.Unknown, nil, "never to resend"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, NoRetryOnRejection(tt.run, policy()), tt.verdict, tt.want, tt.says) })
-	}
+	runClientCases(t, tests, func(r ClientRun) Result { return NoRetryOnRejection(r, policy()) })
 }
 
 func TestRetryAfter(t *testing.T) {
@@ -193,14 +160,7 @@ func TestRetryAfter(t *testing.T) {
 		opOf(def, withRetryAfter(try(1, "r-1", "k1", "429", 0, 2), s), try(2, "r-1", "k1", AnswerSuccess, 1000, 1001)),
 		opOf(def, withRetryAfter(try(3, "r-2", "k2", "503", 1100, 1101), s), try(4, "r-2", "k2", AnswerSuccess, 2150, 2151)))
 	early := clientRun(opOf(def, withRetryAfter(try(1, "r-1", "k1", "409", 0, 1), s), try(2, "r-1", "k1", AnswerSuccess, 300, 301)))
-	tests := []struct {
-		name    string
-		run     ClientRun
-		p       targets.RetryPolicy
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []policyCase{
 		{"waited (50 ms of slack)", waited, policy(), reports.Pass, nil, ""},
 		{"retried early", early, policy(), reports.Fail, []string{"retry-before-retry-after seqs=1,2"}, "retried 299ms after a 409 with Retry-After 1s"},
 		{"a 409 the policy does not retry is not judged", early, policy(func(p *targets.RetryPolicy) { p.Retries = []string{"5xx", "429"} }),
@@ -208,9 +168,7 @@ func TestRetryAfter(t *testing.T) {
 		{"no Retry-After given", clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1), try(2, "r-1", "k1", AnswerSuccess, 50, 51))), policy(),
 			reports.Unknown, nil, "no answer with a Retry-After"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, RetryAfter(tt.run, tt.p), tt.verdict, tt.want, tt.says) })
-	}
+	runPolicyCases(t, tests, RetryAfter)
 }
 
 // retriedAfter is operation ref failed with a 503 at start and retried delay ms after the answer.
@@ -236,14 +194,7 @@ func TestBackoff(t *testing.T) {
 	early := ops(100)
 	early.Ops[0].Attempts = append(early.Ops[0].Attempts, try(9, "r-1", "r-1-key", AnswerSuccess, 202, 203))
 	early.Ops[0].Attempts[1].Answer, early.Ops[0].Attempts[1].Status = "503", 503
-	tests := []struct {
-		name    string
-		run     ClientRun
-		p       targets.RetryPolicy
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []policyCase{
 		{"jittered within the envelope", ops(12, 95, 40, 63, 27, 80), policy(), reports.Pass, nil, ""},
 		{"in lockstep", ops(50, 52, 51, 50, 53, 51), policy(), reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12"}, "a spread of 3ms, under the 10ms"},
 		{"hammering", ops(3), none, reports.Fail, []string{"no-backoff seqs=1,2"}, "hammering (under 10ms)"},
@@ -253,9 +204,7 @@ func TestBackoff(t *testing.T) {
 		{"a sample too small for jitter", ops(10, 90), policy(), reports.Unknown, nil, "jitter needs the first retries of 6"},
 		{"no jitter declared, none given", ops(100, 101, 99), none, reports.Pass, nil, ""},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, Backoff(tt.run, tt.p), tt.verdict, tt.want, tt.says) })
-	}
+	runPolicyCases(t, tests, Backoff)
 }
 
 func TestBounded(t *testing.T) {
@@ -271,13 +220,7 @@ func TestBounded(t *testing.T) {
 	run := func(n int, reported *bool, killed string) ClientRun {
 		return ClientRun{Client: "sdk", Ops: []ClientOp{failing(n)}, Wanted: 1, Exit: 1, Reported: reported, Killed: killed}
 	}
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"stopped and reported", run(5, &yes, ""), reports.Pass, nil, ""},
 		{"retried on", run(7, nil, "it was still retrying after 7 attempts"), reports.Fail, []string{"unbounded-retries seqs=1,7"},
 			"attempted 7 times under a persistent 503, past the 5 declared"},
@@ -285,21 +228,13 @@ func TestBounded(t *testing.T) {
 		{"gave up silently", run(5, &no, ""), reports.Fail, []string{"abandoned-operation seqs=5"}, "without reporting a failure"},
 		{"no way to report declared", run(5, nil, ""), reports.Unknown, nil, "declares no way to report a failed operation"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, Bounded(tt.run, policy()), tt.verdict, tt.want, tt.says) })
-	}
+	runClientCases(t, tests, func(r ClientRun) Result { return Bounded(r, policy()) })
 }
 
 func TestRestartReusesKey(t *testing.T) {
 	def := payOp(t)
 	heldAt := try(1, "r-1", "k1", AnswerHeld, 0, 300)
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"resumed with its key", clientRun(opOf(def, heldAt, inLife(try(2, "r-1", "k1", AnswerReplay, 500, 501), 2))), reports.Pass, nil, ""},
 		{"a new key after the restart", clientRun(opOf(def, heldAt, inLife(try(2, "r-1", "k9", AnswerSuccess, 500, 501), 2))),
 			reports.Fail, []string{"key-lost-on-restart seqs=1,2"}, "sent with key k9, not the k1 it was pending with"},
@@ -309,20 +244,12 @@ func TestRestartReusesKey(t *testing.T) {
 		{"abandoned", clientRun(opOf(def, heldAt)), reports.Fail, []string{"abandoned-operation seqs=1"}, "never resent operation r-1 | 100"},
 		{"nothing held", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))), reports.Unknown, nil, "no attempt was held"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, RestartReusesKey(tt.run), tt.verdict, tt.want, tt.says) })
-	}
+	runClientCases(t, tests, RestartReusesKey)
 }
 
 func TestKeyPresent(t *testing.T) {
 	def := payOp(t)
-	tests := []struct {
-		name    string
-		run     ClientRun
-		verdict reports.Verdict
-		want    []string
-		says    string
-	}{
+	tests := []clientCase{
 		{"every retry keyed", clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1), try(2, "r-1", "k1", AnswerSuccess, 50, 51))), reports.Pass, nil, ""},
 		{"retried without a key", clientRun(opOf(def, try(1, "r-1", "", "503", 0, 1), try(2, "r-1", "", AnswerSuccess, 50, 51))),
 			reports.Fail, []string{"missing-key seqs=1,2"}, "carried no idempotency key"},
@@ -330,7 +257,39 @@ func TestKeyPresent(t *testing.T) {
 			reports.Fail, []string{"missing-key seqs=1,2", "duplicate-record seqs=1,2"}, "2 records for one logical operation"},
 		{"nothing retried", clientRun(opOf(def, try(1, "r-1", "", AnswerSuccess, 0, 1))), reports.Unknown, nil, "retried no operation"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { expect(t, KeyPresent(tt.run), tt.verdict, tt.want, tt.says) })
+	runClientCases(t, tests, KeyPresent)
+}
+
+// clientCase is one row of a client checker's table: a run, and the verdict, anomalies (kind and
+// attempts) and words the checker must give it.
+type clientCase struct {
+	name    string
+	run     ClientRun
+	verdict reports.Verdict
+	want    []string
+	says    string
+}
+
+// policyCase is a clientCase whose checker also reads a retry policy.
+type policyCase struct {
+	name    string
+	run     ClientRun
+	p       targets.RetryPolicy
+	verdict reports.Verdict
+	want    []string
+	says    string
+}
+
+func runClientCases(t *testing.T, cases []clientCase, check func(ClientRun) Result) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) { expect(t, check(tt.run), tt.verdict, tt.want, tt.says) })
+	}
+}
+
+func runPolicyCases(t *testing.T, cases []policyCase, check func(ClientRun, targets.RetryPolicy) Result) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) { expect(t, check(tt.run, tt.p), tt.verdict, tt.want, tt.says) })
 	}
 }
