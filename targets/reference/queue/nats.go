@@ -10,23 +10,35 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// natsOpen connects, on a fresh connection, to JetStream and declares the stream (when asked to);
+// the caller closes the connection.
+func (c *consumer) natsOpen(ctx context.Context) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := c.natsConnect()
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("JetStream: %w", err)
+	}
+	if err := c.natsDeclare(ctx, js); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
 // natsSession binds to the durable consumer on a fresh connection and consumes until the
 // consumer is gone or ctx ends. The client reconnects a lost link by itself (with the same
 // bounded backoff) and the pull resumes; an ack sent while the link is down fails at once, as
 // nothing is buffered for a reconnection.
 func (c *consumer) natsSession(ctx context.Context) (bool, error) {
-	nc, err := c.natsConnect()
+	nc, js, err := c.natsOpen(ctx)
 	if err != nil {
-		return false, fmt.Errorf("connect: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return false, fmt.Errorf("JetStream: %w", err)
-	}
-	if err := c.natsDeclare(ctx, js); err != nil {
 		return false, err
 	}
+	defer nc.Close()
 	cons, err := c.natsBind(ctx, js)
 	if err != nil {
 		return false, err

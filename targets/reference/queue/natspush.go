@@ -14,18 +14,11 @@ import (
 // of the durable through its queue group, until the consumer is gone or ctx ends. Handlers run
 // on their own goroutines, at most Prefetch at a time (the subscription waits for a slot).
 func (c *consumer) natsPushSession(ctx context.Context) (bool, error) {
-	nc, err := c.natsConnect()
+	nc, js, err := c.natsOpen(ctx)
 	if err != nil {
-		return false, fmt.Errorf("connect: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return false, fmt.Errorf("JetStream: %w", err)
-	}
-	if err := c.natsDeclare(ctx, js); err != nil {
 		return false, err
 	}
+	defer nc.Close()
 	cons, err := c.natsBindPush(ctx, js)
 	if err != nil {
 		return false, err
