@@ -256,6 +256,20 @@ func (s *S) healAll(fs []faults.Fault) error {
 	return errors.Join(errs...)
 }
 
+// silenceBrokerLink waits until the broker holds nothing of the consumer's, then silences the
+// consumer's broker link on its way to the broker: deliveries still arrive, acknowledgements are
+// lost. The caller heals the fault it returns.
+func (s *S) silenceBrokerLink(c *targets.Consumer) (faults.Fault, error) {
+	if err := s.waitBrokerQuiet(c); err != nil {
+		return nil, err
+	}
+	silence := s.Faults.BrokerLink(c).Timeout(0, faults.Upstream)
+	if err := s.Inject(silence); err != nil {
+		return nil, err
+	}
+	return silence, nil
+}
+
 // healLeft heals, the latest first, those of fs that are still injected: the clean-up of a
 // spec that returned early, deferred without doubling the heals of one that did not on the
 // report's timeline.

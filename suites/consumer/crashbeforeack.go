@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -62,11 +61,8 @@ const (
 // until they have taken effect, kills every instance, heals and restarts, and counts the
 // effects once the broker has redelivered what it held.
 func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
-	if err := s.waitBrokerQuiet(c); err != nil {
-		return check.Unknownf("%v", err)
-	}
-	silence := s.Faults.BrokerLink(c).Timeout(0, faults.Upstream)
-	if err := s.Inject(silence); err != nil {
+	silence, err := s.silenceBrokerLink(c)
+	if err != nil {
 		return check.Unknownf("%v", err)
 	}
 	defer s.healLeft(silence)

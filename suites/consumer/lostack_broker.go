@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -66,11 +65,8 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 // closed: the broker sees the consumer gone with the message unacknowledged) and healed: the
 // consumer reconnects and the broker redelivers.
 func (s *S) lostAckSilenced(c *targets.Consumer) check.Result {
-	if err := s.waitBrokerQuiet(c); err != nil {
-		return check.Unknownf("%v", err)
-	}
-	silence := s.Faults.BrokerLink(c).Timeout(0, faults.Upstream)
-	if err := s.Inject(silence); err != nil {
+	silence, err := s.silenceBrokerLink(c)
+	if err != nil {
 		return check.Unknownf("%v", err)
 	}
 	defer s.healLeft(silence)
