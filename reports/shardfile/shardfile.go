@@ -158,7 +158,7 @@ type line struct {
 // Write writes a complete shard file into dir: header, operations, attempts (sorted by start by
 // the caller), events and manifest (its Attempts set to the attempts written), to a temporary
 // name first, renamed when everything is on disk. It returns the file's path.
-func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], events []history.Event, m Manifest) (string, error) {
+func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], events []history.Event, m *Manifest) (string, error) {
 	h.Format, m.Format, m.Attempts = Format, Format, 0
 	final := filepath.Join(dir, Name(h.Shard, h.Shards))
 	tmp := final + ".partial"
@@ -200,7 +200,7 @@ func Write(dir string, h Header, ops []Operation, attempts iter.Seq[Attempt], ev
 		}
 	}
 	if err == nil {
-		err = enc.Encode(line{Manifest: &m})
+		err = enc.Encode(line{Manifest: m})
 	}
 	if err == nil {
 		err = w.Flush()

@@ -26,7 +26,7 @@ func TestWriteThenReadBack(t *testing.T) {
 	ops := []Operation{{Index: 0, Def: "orders", Ref: "rs-r-1", Key: "rs-rs-r-1", Tenant: "alice"}, {Index: 1, Def: "refunds", Ref: `"rs-r-5`, Key: "k5\tx\\y", Owner: 3}}
 	ev := []history.Event{{At: t0, Action: "inject", Kind: "kill", Target: "shard 2"}}
 	m := Manifest{Run: "r", Shard: 2, Shards: 4, Seed: 9, TargetSHA256: "ab", Start: t0, End: t0.Add(2 * time.Second), Complete: true}
-	path, err := Write(dir, Header{Run: "r", Shard: 2, Shards: 4, Instances: []string{"a:1", "b:2"}}, ops, slices.Values(in), ev, m)
+	path, err := Write(dir, Header{Run: "r", Shard: 2, Shards: 4, Instances: []string{"a:1", "b:2"}}, ops, slices.Values(in), ev, &m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +42,9 @@ func TestWriteThenReadBack(t *testing.T) {
 	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.Attempts != int64(len(in)) {
+		t.Fatalf("the manifest counts %d attempts, %d written", m.Attempts, len(in))
 	}
 	if f.Manifest == nil || f.Manifest.Seed != 9 || f.Manifest.Format != Format || f.Header.Instances[1] != "b:2" {
 		t.Fatalf("header %+v manifest %+v", f.Header, f.Manifest)

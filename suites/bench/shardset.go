@@ -127,16 +127,12 @@ func WriteShardSet(ctx context.Context, dir string, n int, attempts int64) (*Sha
 			PlannedStart: t0, PlannedEnd: t0.Add(time.Duration(rounds) * time.Second / shardSetRate), Start: t0, End: end,
 			Rate: shardSetRate, Planned: rounds, Hits: rounds, Operations: len(ops), Complete: true, Limits: framework.LocalLimits,
 			Figures: map[string]string{"synthetic": "retrysafe bench --write-shard-set"}}
-		path, err := shardfile.Write(dir, shardfile.Header{Run: ShardSetRun, Shard: i, Shards: n, Instances: []string{"127.0.0.1:8080"}},
-			ops, iter.Seq[shardfile.Attempt](stream), nil, m)
+		_, err := shardfile.Write(dir, shardfile.Header{Run: ShardSetRun, Shard: i, Shards: n, Instances: []string{"127.0.0.1:8080"}},
+			ops, iter.Seq[shardfile.Attempt](stream), nil, &m)
 		if err != nil {
 			return nil, err
 		}
-		f, err := shardfile.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		set.Attempts += f.Manifest.Attempts
+		set.Attempts += m.Attempts
 		for _, op := range ops {
 			if op.Owner == i {
 				set.Operations++

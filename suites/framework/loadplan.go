@@ -146,8 +146,7 @@ func (p *LoadPlan) young(h, prev int64) bool {
 	if p.MaxAge <= 0 || p.Rate <= 0 {
 		return true
 	}
-	age := time.Duration(p.round(h)-p.round(prev)) * time.Second / time.Duration(p.Rate)
-	return age < p.MaxAge
+	return p.Due(h)-p.Due(prev) < p.MaxAge
 }
 
 // Due is when hit h is due, after the start.

@@ -258,14 +258,7 @@ func (r *LoadRun) Figures() map[string]string {
 		"count_time":            Millis(r.Counting),
 		"check_time":            Millis(r.Checking),
 	}
-	for _, l := range []struct {
-		name string
-		lat  check.Latencies
-	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
-		if l.lat.N > 0 {
-			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
-		}
-	}
+	latencyFigures(f, res)
 	if r.Limits != "" {
 		f["limits"] = r.Limits
 	}
@@ -278,4 +271,16 @@ func (r *LoadRun) Figures() map[string]string {
 		f["plot"] = "not written: " + r.PlotErr.Error()
 	}
 	return f
+}
+
+// latencyFigures adds the percentiles of a checked load's first answers and replays to f.
+func latencyFigures(f map[string]string, res *check.LoadResult) {
+	for _, l := range []struct {
+		name string
+		lat  check.Latencies
+	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
+		if l.lat.N > 0 {
+			f[l.name+"_p50"], f[l.name+"_p90"], f[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
+		}
+	}
 }

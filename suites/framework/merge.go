@@ -371,13 +371,6 @@ func mergeFigures(files []*shardfile.File, res *check.LoadResult, counting, chec
 		fig[fmt.Sprintf("shard_%d", m.Shard)] = fmt.Sprintf("%d attempts, %.1f attempts/s, from %s to %s",
 			m.Attempts, tp, m.Start.UTC().Format("15:04:05.000"), m.End.UTC().Format("15:04:05.000"))
 	}
-	for _, l := range []struct {
-		name string
-		lat  check.Latencies
-	}{{"latency_first", res.First}, {"latency_replay", res.Replay}} {
-		if l.lat.N > 0 {
-			fig[l.name+"_p50"], fig[l.name+"_p90"], fig[l.name+"_p99"] = Millis(l.lat.P50), Millis(l.lat.P90), Millis(l.lat.P99)
-		}
-	}
+	latencyFigures(fig, res)
 	return fig
 }

@@ -9,12 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports/shardfile"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -56,7 +56,7 @@ func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardf
 		Rate: e.Settings.LoadRate, Limits: e.Limits}
 	if !s.SleepUntil(o.StartAt) {
 		m.Incomplete = "interrupted before the start"
-		path, err := h.writeShard(o, m, nil)
+		path, err := h.writeShard(o, m, nil, nil)
 		return path, m, err
 	}
 	rate := e.Settings.LoadRate
@@ -65,92 +65,87 @@ func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardf
 	}
 	run := s.LoadAttack(rate, e.Settings.LoadDuration)
 	m.Planned, m.Hits = run.Planned, int64(run.Hits())
-	switch failed := countFailed(e.History.After(run.from)); {
+	ops, attempts, failed := h.shardAttempts(run)
+	switch {
 	case ctx.Err() != nil:
 		m.Incomplete = fmt.Sprintf("interrupted after %d of %d hits", m.Hits, m.Planned)
 	case run.Err != nil:
 		m.Incomplete = "the load could not be generated: " + run.Err.Error()
 	case m.Hits < m.Planned:
 		m.Incomplete = fmt.Sprintf("sent %d of its %d hits", m.Hits, m.Planned)
-	case failed*10 > run.Attempts():
-		m.Incomplete = fmt.Sprintf("%d of %d attempts could not be sent", failed, run.Attempts())
+	case failed*10 > len(attempts):
+		m.Incomplete = fmt.Sprintf("%d of %d attempts could not be sent", failed, len(attempts))
 	default:
 		m.Complete = true
 	}
-	path, err := h.writeShard(o, m, run)
+	if len(attempts) > 0 {
+		m.Start, m.End = attempts[0].Start, attempts[0].End
+		for _, a := range attempts {
+			if a.End.After(m.End) {
+				m.End = a.End
+			}
+		}
+	}
+	m.Operations, m.Figures = len(ops), run.shardFigures(attempts)
+	path, err := h.writeShard(o, m, ops, attempts)
 	return path, m, err
 }
 
-// countFailed counts the attempts that were never sent.
-func countFailed(as func(func(history.Attempt) bool)) int {
-	n := 0
-	for a := range as {
-		if a.Outcome == history.Failed {
-			n++
-		}
-	}
-	return n
-}
-
-// writeShard writes the shard file of a load run (nil: none ran).
-func (h *Harness) writeShard(o ShardOptions, m *shardfile.Manifest, run *LoadRun) (string, error) {
+// shardAttempts are a load run's operation table and attempts as a shard file holds them (the
+// attempts ordered by start), and how many attempts were never sent.
+func (h *Harness) shardAttempts(run *LoadRun) ([]shardfile.Operation, []shardfile.Attempt, int) {
 	e := h.env
-	sh := e.Settings.Shard
-	hd := shardfile.Header{Run: m.Run, Shard: sh.I, Shards: sh.N}
 	hostIndex := map[string]int{}
 	for i, in := range e.Target.Instances {
-		hd.Instances = append(hd.Instances, in.URL.Host)
 		hostIndex[in.URL.Host] = i
 	}
 	var ops []shardfile.Operation
-	var attempts []shardfile.Attempt
-	if run != nil {
-		keyIndex := map[string]int{}
-		for _, op := range run.plan.operations() {
-			row := shardfile.Operation{Index: len(ops), Def: op.Def.Name, Ref: op.Ref, Key: op.Key, Owner: run.plan.owners[op]}
-			if op.Tenant != nil {
-				row.Tenant = op.Tenant.Name
-			}
-			keyIndex[op.Key] = row.Index
-			ops = append(ops, row)
+	keyIndex := map[string]int{}
+	for _, op := range run.plan.operations() {
+		row := shardfile.Operation{Index: len(ops), Def: op.Def.Name, Ref: op.Ref, Key: op.Key, Owner: run.plan.owners[op]}
+		if op.Tenant != nil {
+			row.Tenant = op.Tenant.Name
 		}
-		for a := range e.History.After(run.from) {
-			i, ok := keyIndex[a.Key]
-			if !ok {
-				continue // not an attempt of the load
-			}
-			attempts = append(attempts, shardfile.Attempt{Seq: a.Seq, Op: i, Instance: hostIndex[a.Instance],
-				Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash,
-				Body: a.RespBody, Truncated: a.Truncated, Err: a.Err, Note: a.Note})
-		}
-		slices.SortStableFunc(attempts, func(a, b shardfile.Attempt) int {
-			return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Seq, b.Seq))
-		})
-		if len(attempts) > 0 {
-			m.Start, m.End = attempts[0].Start, attempts[0].End
-			for _, a := range attempts {
-				if a.End.After(m.End) {
-					m.End = a.End
-				}
-			}
-		}
-		m.Attempts, m.Operations = int64(len(attempts)), len(ops)
-		m.Figures = run.shardFigures(attempts)
+		keyIndex[op.Key] = row.Index
+		ops = append(ops, row)
 	}
-	return shardfile.Write(o.Out, hd, ops, slices.Values(attempts), e.History.Events(), *m)
+	var attempts []shardfile.Attempt
+	failed := 0
+	for a := range e.History.After(run.from) {
+		i, ok := keyIndex[a.Key]
+		if !ok {
+			continue // not an attempt of the load
+		}
+		if a.Outcome == history.Failed {
+			failed++
+		}
+		attempts = append(attempts, shardfile.Attempt{Seq: a.Seq, Op: i, Instance: hostIndex[a.Instance],
+			Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash,
+			Body: a.RespBody, Truncated: a.Truncated, Err: a.Err, Note: a.Note})
+	}
+	slices.SortStableFunc(attempts, func(a, b shardfile.Attempt) int {
+		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Seq, b.Seq))
+	})
+	return ops, attempts, failed
+}
+
+// writeShard writes the shard file (m.Attempts set to the attempts written).
+func (h *Harness) writeShard(o ShardOptions, m *shardfile.Manifest, ops []shardfile.Operation, attempts []shardfile.Attempt) (string, error) {
+	e := h.env
+	hd := shardfile.Header{Run: m.Run, Shard: m.Shard, Shards: m.Shards}
+	for _, in := range e.Target.Instances {
+		hd.Instances = append(hd.Instances, in.URL.Host)
+	}
+	return shardfile.Write(o.Out, hd, ops, slices.Values(attempts), e.History.Events(), m)
 }
 
 // shardFigures are a shard's load figures: its hits by kind and its answers by status.
 func (r *LoadRun) shardFigures(attempts []shardfile.Attempt) map[string]string {
-	statuses := map[int]int{}
+	statuses := &check.LoadResult{Statuses: map[int]int{}}
 	for _, a := range attempts {
 		if a.Outcome == history.OK {
-			statuses[a.Status]++
+			statuses.Statuses[a.Status]++
 		}
-	}
-	st := ""
-	for _, code := range slices.Sorted(maps.Keys(statuses)) {
-		st += fmt.Sprintf(" %d=%d", code, statuses[code])
 	}
 	return map[string]string{
 		"hits":                  strconv.Itoa(r.Hits()),
@@ -159,7 +154,7 @@ func (r *LoadRun) shardFigures(attempts []shardfile.Attempt) map[string]string {
 		"sequential_retries":    strconv.Itoa(r.Retries),
 		"cross_shard_twins":     strconv.Itoa(r.Twins),
 		"attempts":              strconv.Itoa(len(attempts)),
-		"statuses":              cmp.Or(st[min(1, len(st)):], "none"),
+		"statuses":              cmp.Or(statuses.StatusCounts(), "none"),
 		"attack":                Millis(r.Attack),
 	}
 }
