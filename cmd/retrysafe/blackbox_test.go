@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/framework/frameworktest"
+
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets/broker"
 )
@@ -35,7 +37,7 @@ func TestBlackBoxExamplesPass(t *testing.T) {
 				"--report-dir", filepath.Join(dir, "report"))
 			cmd.Env = append(cmd.Environ(), "RETRYSAFE_BIN="+bin, "RETRYSAFE_DB="+filepath.Join(dir, "consumer.db"), tc.nameVar+"="+name)
 			if tc.kind == broker.NATS {
-				cmd.Env = append(cmd.Env, "RETRYSAFE_URL="+freeLocalURLs(t, 2))
+				cmd.Env = append(cmd.Env, "RETRYSAFE_URL="+frameworktest.FreeURLs(t, 2))
 			}
 			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 			cmd.WaitDelay = 30 * time.Second

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,19 +74,4 @@ func TestUnmatchedHeals(t *testing.T) {
 	if got := unmatchedHeals(&reports.Run{Faults: []reports.FaultEvent{ev("inject", "a"), ev("heal", "a")}}); len(got) != 0 {
 		t.Errorf("an inject then its heal: %q, want none", got)
 	}
-}
-
-// freeLocalURLs returns n http:// URLs on ports of 127.0.0.1 free a moment ago, comma-separated.
-func freeLocalURLs(t *testing.T, n int) string {
-	t.Helper()
-	var urls []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		urls = append(urls, "http://"+ln.Addr().String())
-	}
-	return strings.Join(urls, ",")
 }

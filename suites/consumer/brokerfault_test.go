@@ -3,7 +3,6 @@ package consumer
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/suites/framework/frameworktest"
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -38,21 +39,6 @@ func buildBrokerConsumer(t *testing.T) string {
 	return bin
 }
 
-// freeBrokerURLs returns n http:// URLs on free ports of 127.0.0.1.
-func freeBrokerURLs(t *testing.T, n int) string {
-	t.Helper()
-	var urls []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		urls = append(urls, "http://"+ln.Addr().String())
-	}
-	return strings.Join(urls, ",")
-}
-
 // managedQueueTarget parses the managed target file of transport (amqp, nats) for the reference
 // consumer bin with mutant m, on SQLite in a folder of t and a topology named name; with noSink
 // the no-sink one (no downstream, test hooks, the id in a header on NATS).
@@ -63,7 +49,7 @@ func managedQueueTarget(t *testing.T, bin, transport, name, m string, noSink boo
 		doc = map[string][]byte{"amqp": examples.ConsumerAMQPNoSinkManaged, "nats": examples.ConsumerNATSNoSinkManaged}[transport]
 	}
 	vars := map[string]string{
-		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": freeBrokerURLs(t, 2), "RETRYSAFE_STORE": "sqlite",
+		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": frameworktest.FreeURLs(t, 2), "RETRYSAFE_STORE": "sqlite",
 		"RETRYSAFE_DSN": filepath.Join(t.TempDir(), "consumer.db"), "RETRYSAFE_MUTANT": orNone(m, "none"),
 		"RETRYSAFE_AMQP_EXCHANGE": name + "-x", "RETRYSAFE_AMQP_QUEUE": name + "-q", "RETRYSAFE_AMQP_ROUTING_KEY": name,
 		"RETRYSAFE_NATS_STREAM": name, "RETRYSAFE_NATS_SUBJECT": name + ".events", "RETRYSAFE_NATS_DURABLE": name + "-consumer",

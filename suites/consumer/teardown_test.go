@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/framework/frameworktest"
+
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
@@ -34,7 +36,7 @@ lifecycle:
 func TestCloseStopsProcessesBeforeTheLinks(t *testing.T) {
 	bin := buildBrokerConsumer(t)
 	name := broker.UniqueName("teardown")
-	doc := strings.NewReplacer("%URL%", strings.Split(freeBrokerURLs(t, 1), ",")[0], "%NATS%", rigBrokerURL(targets.TransportNATS),
+	doc := strings.NewReplacer("%URL%", strings.Split(frameworktest.FreeURLs(t, 1), ",")[0], "%NATS%", rigBrokerURL(targets.TransportNATS),
 		"%NAME%", name, "%BIN%", bin, "%DSN%", filepath.Join(t.TempDir(), "c.db")).Replace(teardownTarget)
 	tg, err := targets.Parse("teardown.yaml", []byte(doc), nil)
 	if err != nil {
