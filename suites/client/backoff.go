@@ -13,7 +13,8 @@ func init() {
 	p := &Property{
 		Name: "backoff",
 		Must: `Each delay before a retry (of an answer without Retry-After) MUST fall within the declared
-backoff's envelope ± 20 ms, and none under 10 ms (hammering); with jitter declared, the first-retry
+backoff's envelope (20 ms early, or max(20 ms, a quarter of its upper bound) late, at most), and none
+under 10 ms (hammering); with jitter declared, the first-retry
 delays of at least 6 operations MUST span at least max(5 ms, 10% of the envelope).`,
 		Catches: []string{"no-jitter", "retries-immediately"},
 		Needs:   append(needs[:len(needs):len(needs)], "clients[].retry.backoff"),
