@@ -22,7 +22,9 @@
 //     409, 429 and 503: the delay is max(Retry-After, backoff delay). A resumed operation
 //     also waits its backoff before its first attempt after the restart.
 //   - At most Policy.MaxAttempts attempts per operation, counted across restarts (the
-//     count is stored before every attempt), then a reported failure.
+//     count is stored before every attempt; a retry's at the start of its backoff, which
+//     is timed from the previous answer, so that a slow disk does not delay the retry),
+//     then a reported failure.
 //
 // Every finished operation prints one line (see Result.Line). A cancelled context stops
 // the client: the attempt in flight is abandoned (its connection closed), no further

@@ -291,6 +291,7 @@ func TestRestartResumesThePendingOperation(t *testing.T) {
 	if err != nil || len(recs) != 2 || recs[1].Status != StatusPending || recs[1].Attempts != 1 {
 		t.Fatalf("state after the stop: %+v (%v), want order-1 done and order-2 pending after 1 attempt", recs, err)
 	}
+	restarted := time.Now()
 	second := runClient(t.Context(), t, a, cfg)
 	if second.err != nil || second.sum.Succeeded != 3 {
 		t.Fatalf("second run: %v, summary %+v", second.err, second.sum)
@@ -303,6 +304,9 @@ func TestRestartResumesThePendingOperation(t *testing.T) {
 		t.Fatalf("order-2 was sent %d times, want 2 (held, then resumed)", len(held))
 	}
 	sameKeyAndBody(t, held)
+	if wait := held[1].at.Sub(restarted); wait < MinDelay {
+		t.Errorf("order-2 was resumed %v after the restart, want its backoff first (at least %v)", wait, MinDelay)
+	}
 	if held[0].key != recs[1].Key || string(held[0].body) != recs[1].Body {
 		t.Errorf("the held attempt sent key %s body %s; the state holds key %s body %s", held[0].key, held[0].body, recs[1].Key, recs[1].Body)
 	}
@@ -327,6 +331,36 @@ func TestRestartAfterTheLastAttemptReportsFailure(t *testing.T) {
 	}
 	if n := len(a.attempts("")); n != 1 {
 		t.Errorf("the API saw %d attempts, want 1: max-attempts counts across restarts", n)
+	}
+}
+
+func TestARetryIsStoredWithinItsBackoff(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, steps(answerWith(503)))
+	cfg := Config{StateDir: dir, Policy: Policy{Initial: time.Minute, Jitter: JitterNone}}
+	done := make(chan run, 1)
+	go func() { done <- runClient(ctx, t, a, cfg) }()
+	// The save of the retry runs at the start of its wait, not after it: the state counts
+	// the retry while the client still waits a minute to send it.
+	deadline := time.Now().Add(10 * time.Second)
+	var recs []Record
+	for time.Now().Before(deadline) {
+		if recs, _ = ReadState(dir); len(recs) == 1 && recs[0].Attempts == 2 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if len(recs) != 1 || recs[0].Attempts != 2 || recs[0].Status != StatusPending {
+		t.Fatalf("state during the backoff: %+v, want order-1 pending with its retry counted (2 attempts)", recs)
+	}
+	if n := len(a.attempts("order-1")); n != 1 {
+		t.Errorf("the API saw %d attempts during a minute's backoff, want 1", n)
+	}
+	if !errors.Is(r.err, ErrInterrupted) || !strings.Contains(r.err.Error(), "1 attempt so far") {
+		t.Errorf("Run stopped during the backoff: %v, want ErrInterrupted after 1 attempt so far", r.err)
 	}
 }
 

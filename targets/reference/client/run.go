@@ -70,24 +70,33 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 	res := Result{Index: index, Ref: op.Ref, Key: rec.Key, Attempts: rec.Attempts}
 	last := "the outcome of the last one is unknown (the client stopped during it)"
 	var retryAfter time.Duration
+	var answered time.Time // when the last attempt ended
 	for {
 		if limit := r.maxAttempts(); limit > 0 && rec.Attempts >= limit {
 			return r.finish(rec, res, fmt.Sprintf("gave up after %s: %s", attempts(rec.Attempts), last))
 		}
+		var due time.Time
 		if rec.Attempts > 0 {
-			if err := r.pause(ctx, rec, retryAfter); err != nil {
-				return res, err
+			if answered.IsZero() { // resumed after a restart: it waits its backoff from now
+				answered = time.Now()
 			}
+			due = answered.Add(r.backoff(rec, retryAfter))
+		}
+		rec.Attempts++
+		// Durable before anything is sent. A retry's save runs within its backoff, which is
+		// timed from the answer: a slow disk does not delay the retry past its envelope.
+		if err := r.state.save(*rec); err != nil {
+			return res, err
+		}
+		if err := r.pauseUntil(ctx, rec, due); err != nil {
+			return res, err
 		}
 		key, body, err := r.attemptKeyBody(*rec, op)
 		if err != nil {
 			return res, err
 		}
-		rec.Attempts++
-		if err := r.state.save(*rec); err != nil { // durable before anything is sent
-			return res, err
-		}
 		a := r.send.send(ctx, key, body)
+		answered = time.Now()
 		if a.status == 0 && ctx.Err() != nil { // an answer that made it in still counts
 			return res, r.interrupted(ctx, rec)
 		}
@@ -156,8 +165,8 @@ func (r *runner) finish(rec *Record, res Result, reason string) (Result, error) 
 	return res, r.state.save(*rec)
 }
 
-// pause waits before the retry that follows attempt rec.Attempts.
-func (r *runner) pause(ctx context.Context, rec *Record, retryAfter time.Duration) error {
+// backoff draws and logs the wait before the retry that follows attempt rec.Attempts.
+func (r *runner) backoff(rec *Record, retryAfter time.Duration) time.Duration {
 	n := rec.Attempts // the retry's number: attempt n+1 is retry n
 	d := r.delay(n, retryAfter)
 	asked := ""
@@ -165,7 +174,14 @@ func (r *runner) pause(ctx context.Context, rec *Record, retryAfter time.Duratio
 		asked = fmt.Sprintf(", Retry-After %s", retryAfter)
 	}
 	fmt.Fprintf(r.log, "%s: retry %d in %s (backoff cap %s%s)\n", rec.Ref, n, d.Round(time.Microsecond), r.cfg.Policy.Cap(n), asked)
-	if d <= 0 {
+	return d
+}
+
+// pauseUntil waits until due (the zero time and the past do not wait) before attempt
+// rec.Attempts, which the state already counts.
+func (r *runner) pauseUntil(ctx context.Context, rec *Record, due time.Time) error {
+	d := time.Until(due)
+	if due.IsZero() || d <= 0 {
 		return nil
 	}
 	t := time.NewTimer(d)
@@ -174,7 +190,9 @@ func (r *runner) pause(ctx context.Context, rec *Record, retryAfter time.Duratio
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return r.interrupted(ctx, rec)
+		sent := *rec
+		sent.Attempts-- // the one it waited to send was not sent
+		return r.interrupted(ctx, &sent)
 	}
 }
 
