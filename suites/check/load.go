@@ -33,6 +33,9 @@ type LoadResult struct {
 	First, Replay Latencies
 	// Anomalies are the violations, ordered by kind and key.
 	Anomalies []reports.Anomaly
+	// BodyErr is the first error re-reading a body a later 2xx answer was to be compared with:
+	// the judgement is then unknown.
+	BodyErr string
 }
 
 // Throughput is the number of attempts per second over the history's span.
@@ -44,22 +47,29 @@ func (r *LoadResult) Throughput() float64 {
 	return float64(r.Attempts) / span.Seconds()
 }
 
-// loadKey is what the checker keeps per operation: its first 2xx answer and a tally.
-type loadKey struct {
+// LoadAttempt is one attempt as the load checker reads it. Body is a handle the checker passes
+// to its body function when it must compare a later 2xx answer with the first (-1: no body).
+type LoadAttempt struct {
+	Seq        int64
+	Start, End time.Time
+	Status     int
+	Outcome    history.Outcome
+	BodyHash   [32]byte
+	Body       int64
+}
+
+// loadOp is what the checker keeps per operation: its first 2xx answer and a tally.
+type loadOp struct {
 	origSeq    int64
-	origStatus int
-	origHash   [32]byte
-	origBody   []byte
-	lastSeq    int64 // the last attempt with a 2xx answer
-	successes  int
-	key        string
-	op, tenant string
-	records    int  // business records counted
-	counted    bool // records holds a count
+	lastSeq    int64    // the last attempt with a 2xx answer
+	origBody   int64    // the handle of the first 2xx answer's body
+	origHash   [16]byte // the first half of its SHA-256
+	successes  int32
+	origStatus int16
 }
 
 // seqs are the attempts to show for an operation: its first and last 2xx answers.
-func (k *loadKey) seqs() []int64 {
+func (k *loadOp) seqs() []int64 {
 	if k.successes == 0 {
 		return nil
 	}
@@ -67,6 +77,151 @@ func (k *loadKey) seqs() []int64 {
 		return []int64{k.origSeq}
 	}
 	return []int64{k.origSeq, k.lastSeq}
+}
+
+// LoadChecker is Load taken one attempt at a time, its operations named by dense ids (0, 1, ...)
+// rather than by key, so that a merge of millions of attempts keeps a few dozen bytes per
+// operation and no body: NewLoadChecker, Add per attempt in history order, then Finish.
+type LoadChecker struct {
+	p        targets.Profile
+	body     func(handle int64) ([]byte, error)
+	ops      []loadOp
+	seen     []bool
+	res      *LoadResult
+	statuses [600]int
+	ids      []int32 // by anomaly: the operation it is about
+	bodyErr  error
+	first    []time.Duration
+	replay   []time.Duration
+}
+
+// NewLoadChecker returns a checker for about n operations; body returns the body behind a
+// handle (a read error makes the judgement unknown).
+func NewLoadChecker(p targets.Profile, n int, body func(handle int64) ([]byte, error)) *LoadChecker {
+	return &LoadChecker{p: p, body: body, ops: make([]loadOp, 0, n), seen: make([]bool, 0, n),
+		first: make([]time.Duration, 0, n), res: &LoadResult{Statuses: map[int]int{}}}
+}
+
+// Add checks the next attempt, of operation id.
+func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
+	res := c.res
+	res.Attempts++
+	if res.Start.IsZero() || a.Start.Before(res.Start) {
+		res.Start = a.Start
+	}
+	if a.End.After(res.End) {
+		res.End = a.End
+	}
+	if int(id) >= len(c.ops) {
+		c.ops = append(c.ops, make([]loadOp, int(id)+1-len(c.ops))...)
+		c.seen = append(c.seen, make([]bool, int(id)+1-len(c.seen))...)
+	}
+	if !c.seen[id] {
+		c.seen[id] = true
+		res.Ops++
+	}
+	k := &c.ops[id]
+	switch a.Outcome {
+	case history.Unknown:
+		res.Unknown++
+		return
+	case history.Failed: // never sent
+		return
+	}
+	if a.Status >= 0 && a.Status < len(c.statuses) {
+		c.statuses[a.Status]++
+	} else {
+		res.Statuses[a.Status]++
+	}
+	switch {
+	case is2xx(a.Status):
+		if k.successes == 0 {
+			k.origSeq, k.origStatus, k.origBody = a.Seq, int16(a.Status), a.Body
+			k.origHash = [16]byte(a.BodyHash[:16])
+			c.first = append(c.first, a.End.Sub(a.Start))
+		} else {
+			c.replay = append(c.replay, a.End.Sub(a.Start))
+			if what, d := c.differs(k, a); d != "" {
+				c.add(id, reports.Anomaly{Kind: reports.KindReplayDiffs, Message: d, What: what, Seqs: []int64{k.origSeq, a.Seq}})
+			}
+		}
+		k.successes++
+		k.lastSeq = a.Seq
+	case a.Status >= 500:
+		c.add(id, reports.Anomaly{Kind: reports.KindServerError, Message: fmt.Sprintf("an attempt under load got %d", a.Status), Seqs: []int64{a.Seq}})
+	case c.p.AcceptsInFlightStatus(a.Status), a.Status == 429:
+	default:
+		c.add(id, reports.Anomaly{Kind: reports.KindWrongStatus,
+			Message: fmt.Sprintf("an attempt under load got %d, neither a 2xx, the in-flight status nor 429", a.Status), Seqs: []int64{a.Seq}})
+	}
+}
+
+func (c *LoadChecker) add(id int32, a reports.Anomaly) {
+	c.res.Anomalies = append(c.res.Anomalies, a)
+	c.ids = append(c.ids, id)
+}
+
+// differs says in what (status or body) and how a later 2xx answer differs from the operation's
+// first ("" = it does not).
+func (c *LoadChecker) differs(k *loadOp, a *LoadAttempt) (what, msg string) {
+	if a.Status != int(k.origStatus) {
+		return "status", fmt.Sprintf("a later 2xx answer has status %d, the first was %d", a.Status, k.origStatus)
+	}
+	if [16]byte(a.BodyHash[:16]) == k.origHash {
+		return "", ""
+	}
+	orig, err := c.body(k.origBody)
+	if err == nil {
+		var later []byte
+		if later, err = c.body(a.Body); err == nil {
+			if paths := CompareBodies(orig, later, c.p.Ignore); len(paths) > 0 {
+				return "body", "a later 2xx answer differs from the first at " + strings.Join(paths, ", ")
+			}
+			return "", ""
+		}
+	}
+	if c.bodyErr == nil {
+		c.bodyErr = err
+	}
+	return "", ""
+}
+
+// Finish counts the records of every operation (records(id): the count, and whether there is
+// one) and names each anomaly's operation (name(id): its key, operation and tenant), and returns
+// the result, its anomalies ordered by kind and key.
+func (c *LoadChecker) Finish(records func(id int32) (int, bool), name func(id int32) (key, op, tenant string)) *LoadResult {
+	res := c.res
+	for i := range c.ops {
+		k := &c.ops[i]
+		if !c.seen[i] {
+			continue
+		}
+		n, counted := records(int32(i))
+		switch {
+		case !counted: // nothing to check against
+		case n > 1:
+			c.add(int32(i), reports.Anomaly{Kind: reports.KindDuplicateRecord,
+				Message: fmt.Sprintf("%d business records for one operation (%d 2xx answers)", n, k.successes), Seqs: k.seqs()})
+		case n == 0 && k.successes > 0:
+			c.add(int32(i), reports.Anomaly{Kind: reports.KindMissingRecord,
+				Message: fmt.Sprintf("no business record after %d 2xx answers", k.successes), Seqs: k.seqs()})
+		}
+	}
+	for i := range res.Anomalies {
+		a := &res.Anomalies[i]
+		a.Key, a.Op, a.Tenant = name(c.ids[i])
+	}
+	for st, n := range c.statuses {
+		if n > 0 {
+			res.Statuses[st] += n
+		}
+	}
+	if c.bodyErr != nil {
+		res.BodyErr = c.bodyErr.Error()
+	}
+	res.First, res.Replay = latencies(c.first), latencies(c.replay)
+	sortAnomalies(res.Anomalies)
+	return res
 }
 
 // Load checks a load history, operation by operation (an operation is one idempotency
@@ -77,94 +232,35 @@ func (k *loadKey) seqs() []int64 {
 // the profile's in-flight status and 429. An attempt without an answer (unknown) is never
 // held against the target. Load is pure: it reads nothing but its arguments.
 func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile) *LoadResult {
-	res := &LoadResult{Statuses: map[int]int{}}
-	index := make(map[string]int, len(counts)) // key -> position in keys
-	keys := make([]loadKey, 0, len(counts))
-	var first, replay []time.Duration
+	index := make(map[string]int32, len(counts)) // key -> operation id
+	type name struct{ key, op, tenant string }
+	var names []name
+	var bodies [][]byte // by handle: the bodies of 2xx answers
+	c := NewLoadChecker(p, len(counts), func(h int64) ([]byte, error) { return bodies[h], nil })
 	for a := range attempts {
-		res.Attempts++
-		if res.Start.IsZero() || a.Start.Before(res.Start) {
-			res.Start = a.Start
-		}
-		if a.End.After(res.End) {
-			res.End = a.End
-		}
-		i, seen := index[a.Key]
+		id, seen := index[a.Key]
 		if !seen {
-			i = len(keys)
-			index[a.Key] = i
-			n, counted := counts[a.Key]
-			keys = append(keys, loadKey{key: a.Key, op: a.Op, tenant: a.Tenant, records: n, counted: counted})
+			id = int32(len(names))
+			index[a.Key] = id
+			names = append(names, name{a.Key, a.Op, a.Tenant})
 		}
-		k := &keys[i]
-		switch a.Outcome {
-		case history.Unknown:
-			res.Unknown++
-			continue
-		case history.Failed: // never sent
-			continue
+		la := LoadAttempt{Seq: a.Seq, Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash, Body: -1}
+		if a.Outcome == history.OK && is2xx(a.Status) {
+			la.Body = int64(len(bodies))
+			bodies = append(bodies, a.RespBody)
 		}
-		res.Statuses[a.Status]++
-		switch {
-		case is2xx(a.Status):
-			if k.successes == 0 {
-				k.origSeq, k.origStatus, k.origHash, k.origBody = a.Seq, a.Status, a.BodyHash, a.RespBody
-				first = append(first, a.Duration())
-			} else {
-				replay = append(replay, a.Duration())
-				if what, d := k.differs(a, p); d != "" {
-					an := k.anomaly(reports.KindReplayDiffs, d, k.origSeq, a.Seq)
-					an.What = what
-					res.add(an)
-				}
-			}
-			k.successes++
-			k.lastSeq = a.Seq
-		case a.Status >= 500:
-			res.add(k.anomaly(reports.KindServerError, fmt.Sprintf("an attempt under load got %d", a.Status), a.Seq))
-		case p.AcceptsInFlightStatus(a.Status), a.Status == 429:
-		default:
-			res.add(k.anomaly(reports.KindWrongStatus, fmt.Sprintf("an attempt under load got %d, neither a 2xx, the in-flight status nor 429", a.Status), a.Seq))
-		}
+		c.Add(id, &la)
 	}
-	res.Ops = len(keys)
-	for i := range keys {
-		k := &keys[i]
-		n := k.records
-		switch {
-		case !k.counted: // nothing to check against
-		case n > 1:
-			res.add(k.anomaly(reports.KindDuplicateRecord, fmt.Sprintf("%d business records for one operation (%d 2xx answers)", n, k.successes), k.seqs()...))
-		case n == 0 && k.successes > 0:
-			res.add(k.anomaly(reports.KindMissingRecord, fmt.Sprintf("no business record after %d 2xx answers", k.successes), k.seqs()...))
-		}
-	}
-	res.First, res.Replay = latencies(first), latencies(replay)
-	sortAnomalies(res.Anomalies)
-	return res
+	return c.Finish(func(id int32) (int, bool) {
+		n, ok := counts[names[id].key]
+		return n, ok
+	}, func(id int32) (string, string, string) {
+		n := names[id]
+		return n.key, n.op, n.tenant
+	})
 }
 
 func (r *LoadResult) add(a reports.Anomaly) { r.Anomalies = append(r.Anomalies, a) }
-
-// anomaly returns an anomaly about the operation.
-func (k *loadKey) anomaly(kind reports.Kind, msg string, seqs ...int64) reports.Anomaly {
-	return reports.Anomaly{Kind: kind, Op: k.op, Tenant: k.tenant, Key: k.key, Seqs: seqs, Message: msg}
-}
-
-// differs says in what (status or body) and how a later 2xx answer differs from the operation's
-// first ("" = it does not).
-func (k *loadKey) differs(a history.Attempt, p targets.Profile) (what, msg string) {
-	if a.Status != k.origStatus {
-		return "status", fmt.Sprintf("a later 2xx answer has status %d, the first was %d", a.Status, k.origStatus)
-	}
-	if a.BodyHash == k.origHash {
-		return "", ""
-	}
-	if paths := CompareBodies(k.origBody, a.RespBody, p.Ignore); len(paths) > 0 {
-		return "body", "a later 2xx answer differs from the first at " + strings.Join(paths, ", ")
-	}
-	return "", ""
-}
 
 // latencies summarises durations (reordering them).
 func latencies(ds []time.Duration) Latencies {
@@ -209,6 +305,9 @@ func (r *LoadResult) Judge(uncounted int, countErr string) Result {
 	res := Result{Anomalies: r.Anomalies}
 	if uncounted > 0 {
 		res.Unknown = append(res.Unknown, fmt.Sprintf("the records of %d operations could not be counted, e.g. %s", uncounted, countErr))
+	}
+	if r.BodyErr != "" {
+		res.Unknown = append(res.Unknown, "a body to compare could not be re-read: "+r.BodyErr)
 	}
 	if r.Unknown*10 > r.Attempts {
 		res.Unknown = append(res.Unknown, fmt.Sprintf("%d of %d attempts got no answer", r.Unknown, r.Attempts))
