@@ -229,37 +229,47 @@ func dsnPassword(driver SQLDriver, dsn string) string {
 // CountBulk asks an operation's bulk observer for the records of every ref that starts with
 // prefix, in one query: the count of each ref it returns (a ref it does not return has none).
 func (t *Target) CountBulk(ctx context.Context, op *Operation, prefix string) (map[string]int, error) {
+	counts := map[string]int{}
+	err := t.CountBulkEach(ctx, op, prefix, func(ref []byte, n int) { counts[string(ref)] += n })
+	if err != nil {
+		return nil, err
+	}
+	return counts, nil
+}
+
+// CountBulkEach is CountBulk streamed: each row's ref (valid only during the call) and count go
+// to each as they arrive, a ref the query returns twice twice.
+func (t *Target) CountBulkEach(ctx context.Context, op *Operation, prefix string, each func(ref []byte, n int)) error {
 	q := op.Observer.Bulk
 	if q == nil {
-		return nil, fmt.Errorf("operation %s declares no observer.bulk", op.Name)
+		return fmt.Errorf("operation %s declares no observer.bulk", op.Name)
 	}
 	text, err := q.query.render(BulkVars{Prefix: prefix})
 	if err != nil {
-		return nil, fmt.Errorf("operation %s: bulk observer: query: %w", op.Name, err)
+		return fmt.Errorf("operation %s: bulk observer: query: %w", op.Name, err)
 	}
 	db, err := t.db(q)
 	if err != nil {
-		return nil, fmt.Errorf("operation %s: bulk observer: %s: %w", op.Name, q.Driver, err)
+		return fmt.Errorf("operation %s: bulk observer: %s: %w", op.Name, q.Driver, err)
 	}
 	rows, err := db.QueryContext(ctx, text)
 	if err != nil {
-		return nil, fmt.Errorf("operation %s: bulk observer: %s: %w (query: %s)", op.Name, q.Driver, err, text)
+		return fmt.Errorf("operation %s: bulk observer: %s: %w (query: %s)", op.Name, q.Driver, err, text)
 	}
 	defer rows.Close()
 	if cols, err := rows.Columns(); err == nil && len(cols) != 2 {
-		return nil, fmt.Errorf("operation %s: bulk observer: the query returns %d columns, want 2 (ref, count): %s", op.Name, len(cols), text)
+		return fmt.Errorf("operation %s: bulk observer: the query returns %d columns, want 2 (ref, count): %s", op.Name, len(cols), text)
 	}
-	counts := map[string]int{}
+	var ref sql.RawBytes
+	var n sql.NullInt64
 	for rows.Next() {
-		var ref string
-		var n sql.NullInt64
 		if err := rows.Scan(&ref, &n); err != nil {
-			return nil, fmt.Errorf("operation %s: bulk observer: %w (rows must be ref, count)", op.Name, err)
+			return fmt.Errorf("operation %s: bulk observer: %w (rows must be ref, count)", op.Name, err)
 		}
-		counts[ref] += int(n.Int64)
+		each(ref, int(n.Int64))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("operation %s: bulk observer: %w", op.Name, err)
+		return fmt.Errorf("operation %s: bulk observer: %w", op.Name, err)
 	}
-	return counts, nil
+	return nil
 }
