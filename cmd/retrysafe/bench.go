@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/retrysafe/retrysafe/suites/bench"
+	"github.com/retrysafe/retrysafe/targets/reference"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +21,7 @@ func newBenchCmd() *cobra.Command {
 		only          []string
 		profile       string
 		writeSet      string
+		mergeStore    string
 		mergeAttempts int64
 		o             bench.Options
 	)
@@ -57,13 +59,22 @@ The full run takes about two minutes; --quick about half a minute.`,
 			if self, err := os.Executable(); err == nil {
 				o.Self = self
 			}
+			switch o.MergeStore = mergeStore; mergeStore {
+			case "postgres", "sqlite":
+			default:
+				return usageErr("--merge-store: %q is neither postgres nor sqlite", mergeStore)
+			}
 			if writeSet != "" {
-				set, err := bench.WriteShardSet(cmd.Context(), writeSet, 4, max(mergeAttempts, 1))
+				so := bench.ShardSetOptions{}
+				if o.MergeStore == "postgres" {
+					so.PostgresDSN, _ = reference.DefaultDSN("postgres")
+				}
+				set, err := bench.WriteShardSet(cmd.Context(), writeSet, 4, max(mergeAttempts, 1), so)
 				if err != nil {
 					return &exitError{exitIncomplete, err}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %d attempts of %d operations in 4 shards into %s; merge them with:\n  RETRYSAFE_URL=http://127.0.0.1:PORT retrysafe merge --target %s --no-cleanup %s\n(any HTTP server on PORT answers the reachability check; the records are in records.db)\n",
-					set.Attempts, set.Operations, writeSet, set.Target, writeSet)
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %d attempts of %d operations in 4 shards into %s; merge them with:\n  RETRYSAFE_URL=http://127.0.0.1:PORT retrysafe merge --target %s --no-cleanup %s\n(any HTTP server on PORT answers the reachability check; the records are in %s, left for you to drop)\n",
+					set.Attempts, set.Operations, writeSet, set.Target, writeSet, set.Store)
 				return nil
 			}
 			if profile != "" {
@@ -92,6 +103,7 @@ The full run takes about two minutes; --quick about half a minute.`,
 	f.BoolVar(&quick, "quick", false, "fewer rounds, shorter attacks and a 200,000-attempt history")
 	f.StringSliceVar(&only, "only", nil, "run only these benchmarks, e.g. --only 1,3")
 	f.Int64Var(&mergeAttempts, "merge-attempts", 10_000_000, "attempts in benchmark 5's synthetic shard set (--quick: 200,000)")
+	f.StringVar(&mergeStore, "merge-store", "postgres", "where benchmark 5 counts its synthetic set's records: postgres (a table of its own, dropped after) or sqlite (records.db)")
 	f.StringVar(&writeSet, "write-shard-set", "", "only write a synthetic shard set of --merge-attempts attempts into this folder (with its target file and records), to merge by hand")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to this file (for 'go tool pprof')")
 	return cmd

@@ -24,7 +24,7 @@ func BenchmarkMerge(b *testing.B) {
 		n = v
 	}
 	dir := b.TempDir()
-	set, err := bench.WriteShardSet(b.Context(), dir, 4, n)
+	set, err := bench.WriteShardSet(b.Context(), dir, 4, n, bench.ShardSetOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,10 +41,8 @@ func BenchmarkMerge(b *testing.B) {
 		b.Fatal(err)
 	}
 	started := time.Now()
-	for _, f := range files {
-		if err := f.Scan(nil, func(shardfile.Attempt) bool { return true }); err != nil {
-			b.Fatal(err)
-		}
+	if _, err := bench.ReadSetOnce(files); err != nil {
+		b.Fatal(err)
 	}
 	read := time.Since(started)
 	b.ResetTimer()

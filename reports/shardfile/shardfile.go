@@ -92,28 +92,11 @@ func (op *Operation) append(b []byte) []byte {
 
 // parseOperation parses an operation line.
 func parseOperation(l []byte) (Operation, error) {
-	var op Operation
-	f := strings.Split(string(l), "\t")
-	if len(f) != 7 {
-		return op, fmt.Errorf("an operation line has %d fields, want 7", len(f))
+	var r Row
+	if err := parseRow(l, &r); err != nil {
+		return Operation{}, err
 	}
-	var err error
-	if op.Index, err = strconv.Atoi(f[1]); err != nil {
-		return op, fmt.Errorf("operation index: %w", err)
-	}
-	if op.Owner, err = strconv.Atoi(f[2]); err != nil {
-		return op, fmt.Errorf("operation owner: %w", err)
-	}
-	for i, dst := range []*string{&op.Def, &op.Ref, &op.Key, &op.Tenant} {
-		v := f[3+i]
-		if strings.HasPrefix(v, `"`) {
-			if v, err = strconv.Unquote(v); err != nil {
-				return op, fmt.Errorf("operation field %d: %w", 4+i, err)
-			}
-		}
-		*dst = v
-	}
-	return op, nil
+	return Operation{Index: r.Index, Owner: r.Owner, Def: string(r.Def), Ref: string(r.Ref), Key: string(r.Key), Tenant: string(r.Tenant)}, nil
 }
 
 // Manifest is a shard file's last line.
@@ -283,72 +266,6 @@ func (a *Attempt) append(b []byte, sameBody bool) []byte {
 	return append(b, '\n')
 }
 
-// sameBody marks, in a parsed attempt, a body that is its operation's first (BODY "="): Scan fills
-// it in.
-var sameBody = []byte{}
-
-// parseAttempt parses an attempt line (without its newline).
-func parseAttempt(l []byte) (Attempt, error) {
-	var a Attempt
-	var f [13][]byte
-	n := 0
-	for n < len(f)-1 {
-		i := bytes.IndexByte(l, '\t')
-		if i < 0 {
-			break
-		}
-		f[n], l = l[:i], l[i+1:]
-		n++
-	}
-	f[n] = l
-	if n != 12 || string(f[0]) != "a" {
-		return a, fmt.Errorf("an attempt line has %d fields, want 13", n+1)
-	}
-	var nums [6]int64
-	for i := range nums {
-		v, ok := parseInt(f[i+1])
-		if !ok {
-			return a, fmt.Errorf("attempt field %d: %q is not an integer", i+2, f[i+1])
-		}
-		nums[i] = v
-	}
-	a.Seq, a.Op, a.Instance, a.Status = nums[0], int(nums[1]), int(nums[2]), int(nums[5])
-	a.Start, a.End = time.Unix(0, nums[3]), time.Unix(0, nums[4])
-	switch string(f[7]) {
-	case "o":
-		a.Outcome = history.OK
-	case "u":
-		a.Outcome = history.Unknown
-	case "f":
-		a.Outcome = history.Failed
-	default:
-		return a, fmt.Errorf("attempt outcome %q", f[7])
-	}
-	if k, err := base64.RawStdEncoding.Decode(a.BodyHash[:], f[8]); err != nil || k != 32 {
-		return a, fmt.Errorf("attempt body hash %q", f[8])
-	}
-	if len(f[9]) == 1 && f[9][0] == '=' {
-		a.Body = sameBody
-	} else if len(f[9]) > 0 {
-		body, err := base64.RawStdEncoding.AppendDecode(nil, f[9])
-		if err != nil {
-			return a, fmt.Errorf("attempt body: %w", err)
-		}
-		a.Body = body
-	}
-	a.Truncated = len(f[10]) > 0
-	for i, dst := range []*string{&a.Err, &a.Note} {
-		if len(f[11+i]) > 0 {
-			s, err := strconv.Unquote(string(f[11+i]))
-			if err != nil {
-				return a, fmt.Errorf("attempt field %d: %w", 12+i, err)
-			}
-			*dst = s
-		}
-	}
-	return a, nil
-}
-
 // parseInt parses a decimal integer without allocating.
 func parseInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
@@ -434,78 +351,4 @@ func lastLine(f *os.File) ([]byte, error) {
 			return buf, nil
 		}
 	}
-}
-
-// Contents are what a shard file holds between its header and its manifest.
-type Contents struct {
-	Ops    []Operation
-	Events []history.Event
-}
-
-// Scan reads the file once: the operation table and the events into c, and every attempt to
-// each (in file order, by start). It stops at the first malformed line or when each returns false.
-func (sf *File) Scan(c *Contents, each func(Attempt) bool) error {
-	f, err := os.Open(sf.Path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	n := 0
-	var first [][]byte // by operation: the body of its first attempt with one
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if len(b) > 1 && b[0] == 'o' && b[1] == '\t' {
-			if c == nil {
-				continue
-			}
-			op, err := parseOperation(b)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
-			}
-			c.Ops = append(c.Ops, op)
-			continue
-		}
-		if len(b) > 1 && b[0] == 'a' && b[1] == '\t' {
-			a, err := parseAttempt(b)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
-			}
-			if a.Op < 0 || a.Op > 1<<28 {
-				return fmt.Errorf("%s:%d: operation row %d", sf.Path, n, a.Op)
-			}
-			if a.Op >= len(first) {
-				first = append(first, make([][]byte, a.Op+1-len(first))...)
-			}
-			switch {
-			case a.Body == nil:
-			case len(a.Body) == 0 && first[a.Op] == nil:
-				return fmt.Errorf("%s:%d: a repeated body (=) before the operation's first", sf.Path, n)
-			case len(a.Body) == 0:
-				a.Body = first[a.Op]
-			case first[a.Op] == nil:
-				first[a.Op] = a.Body
-			}
-			if each != nil && !each(a) {
-				return nil
-			}
-			continue
-		}
-		if c == nil {
-			continue // the header, the events and the manifest: read by Open, or wanted with c
-		}
-		var l line
-		if err := json.Unmarshal(b, &l); err != nil {
-			return fmt.Errorf("%s:%d: %w", sf.Path, n, err)
-		}
-		if l.Event != nil {
-			c.Events = append(c.Events, *l.Event)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", sf.Path, err)
-	}
-	return nil
 }

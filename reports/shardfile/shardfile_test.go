@@ -12,7 +12,10 @@ import (
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
-func TestWriteThenReadBack(t *testing.T) {
+// sample writes a shard file of three attempts (one a replay, one with an error and a note) and
+// two operations (one with fields that must be quoted) and returns its path and contents.
+func sample(t *testing.T) (string, []Attempt, []Operation, Manifest) {
+	t.Helper()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 123, time.UTC)
 	in := []Attempt{
@@ -39,6 +42,11 @@ func TestWriteThenReadBack(t *testing.T) {
 	if raw, _ := os.ReadFile(path); strings.Count(string(raw), "\t=\t") != 1 {
 		t.Fatalf("the replay's body is not stored as \"=\":\n%s", raw)
 	}
+	return path, in, ops, m
+}
+
+func TestWriteThenOpen(t *testing.T) {
+	path, in, _, m := sample(t)
 	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -49,22 +57,61 @@ func TestWriteThenReadBack(t *testing.T) {
 	if f.Manifest == nil || f.Manifest.Seed != 9 || f.Manifest.Format != Format || f.Header.Instances[1] != "b:2" {
 		t.Fatalf("header %+v manifest %+v", f.Header, f.Manifest)
 	}
-	var c Contents
-	var got []Attempt
-	if err := f.Scan(&c, func(a Attempt) bool { got = append(got, a); return true }); err != nil {
+}
+
+func TestWriteThenReadBack(t *testing.T) {
+	path, in, ops, _ := sample(t)
+	f, err := Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.Ops, ops) || len(c.Events) != 1 || c.Events[0].Target != "shard 2" {
-		t.Fatalf("ops %+v events %+v", c.Ops, c.Events)
+	r, err := f.OpenReader()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range in {
-		w, g := in[i], got[i]
-		if !w.Start.Equal(g.Start) || !w.End.Equal(g.End) || string(w.Body) != string(g.Body) {
-			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
+	defer r.Close()
+	var rows []Operation
+	from, err := f.Operations(func(off int64, row *Row) error {
+		got, err := r.Operation(off)
+		if err != nil {
+			return err
 		}
-		if g.Seq != w.Seq || g.Op != w.Op || g.Instance != w.Instance || g.Status != w.Status || g.Outcome != w.Outcome ||
-			g.BodyHash != w.BodyHash || g.Truncated != w.Truncated || g.Err != w.Err || g.Note != w.Note {
-			t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
+		if got.Def != string(row.Def) || got.Ref != string(row.Ref) || got.Key != string(row.Key) || got.Tenant != string(row.Tenant) {
+			t.Errorf("row %+v; read again at offset %d: %+v", row, off, got)
+		}
+		rows = append(rows, got)
+		return nil
+	})
+	if err != nil || !slices.Equal(rows, ops) {
+		t.Fatalf("operations %+v (%v), want %+v", rows, err, ops)
+	}
+	for _, start := range []int64{from, 0} {
+		var got []Compact
+		if err := f.Attempts(start, func(c *Compact) bool { got = append(got, *c); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(in) {
+			t.Fatalf("from offset %d: %d attempts, want %d", start, len(got), len(in))
+		}
+		for i, w := range in {
+			g := got[i]
+			if g.Seq != w.Seq || int(g.Op) != w.Op || int(g.Instance) != w.Instance || g.Start != w.Start.UnixNano() || g.End != w.End.UnixNano() ||
+				int(g.Status) != w.Status || g.Outcome != w.Outcome || g.BodyHash != w.BodyHash || g.Truncated != w.Truncated || g.Err != w.Err || g.Note != w.Note {
+				t.Fatalf("attempt %d: %+v, want %+v", i, g, w)
+			}
+			if w.Body == nil {
+				if g.BodyAt != -1 {
+					t.Errorf("attempt %d has no body, but BodyAt %d", i, g.BodyAt)
+				}
+				continue
+			}
+			body, err := r.Body(g.BodyAt)
+			if err != nil || string(body) != string(w.Body) {
+				t.Errorf("attempt %d: body %q (%v), want %q", i, body, err, w.Body)
+			}
+		}
+		if got[2].BodyAt != got[0].BodyAt {
+			t.Errorf("the replay's body is at %d, the first's at %d", got[2].BodyAt, got[0].BodyAt)
 		}
 	}
 }

@@ -48,6 +48,9 @@ type Options struct {
 	HistoryN int
 	// MergeAttempts is the size of benchmark 5's synthetic shard set (default 10,000,000).
 	MergeAttempts int64
+	// MergeStore is where that set's records are counted: "postgres" (the default, a table in
+	// PostgresDSN's database) or "sqlite" (records.db in the set's folder).
+	MergeStore string
 	// Self is the retrysafe binary that benchmark 5 runs `merge` with ("" = the merge is not
 	// measured, and the output says so).
 	Self string
@@ -89,6 +92,9 @@ func (o *Options) defaults() {
 	}
 	if o.PostgresDSN == "" {
 		o.PostgresDSN, _ = reference.DefaultDSN("postgres")
+	}
+	if o.MergeStore == "" {
+		o.MergeStore = "postgres"
 	}
 	if o.Out == nil {
 		o.Out = io.Discard

@@ -22,8 +22,8 @@ import (
 // shard of four (its share of the plan with cross-shard twins, every attempt recorded, the shard
 // file written) against the bare Vegeta attack, both at unlimited rate on the in-process
 // reference API; (b) `retrysafe merge` of a synthetic set of MergeAttempts attempts in four
-// shards (counted by one bulk query on SQLite), in a child process: its wall time, CPU time and
-// peak RSS, against the floor of reading the same files once.
+// shards (counted by one bulk query on MergeStore), in a child process: its wall time, CPU time
+// and peak RSS, against the floor of reading the same files once.
 func shardBench(ctx context.Context, o *Options) error {
 	w := o.Out
 	fmt.Fprintf(w, "5. Sharded load: (a) CPU per request of shard 0 of 4 vs the bare Vegeta attack (unlimited rate, %s,\n"+
@@ -70,6 +70,22 @@ func shardBench(ctx context.Context, o *Options) error {
 	return mergeBench(ctx, o)
 }
 
+// ReadSetOnce reads every operation row and attempt of a set once, as a merge does, and judges
+// nothing: the floor a merge's time is compared with. It returns the attempts read.
+func ReadSetOnce(files []*shardfile.File) (int, error) {
+	n := 0
+	for _, f := range files {
+		from, err := f.Operations(func(int64, *shardfile.Row) error { return nil })
+		if err == nil {
+			err = f.Attempts(from, func(*shardfile.Compact) bool { n++; return true })
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 func ratioOf(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -86,10 +102,15 @@ func mergeBench(ctx context.Context, o *Options) error {
 	}
 	defer os.RemoveAll(dir)
 	started := time.Now()
-	set, err := WriteShardSet(ctx, dir, 4, o.MergeAttempts)
+	so := ShardSetOptions{}
+	if o.MergeStore == "postgres" {
+		so.PostgresDSN = o.PostgresDSN
+	}
+	set, err := WriteShardSet(ctx, dir, 4, o.MergeAttempts, so)
 	if err != nil {
 		return fmt.Errorf("write the shard set: %w", err)
 	}
+	defer set.Close()
 	var size int64
 	files, err := shardfile.Find([]string{dir})
 	if err != nil {
@@ -100,14 +121,11 @@ func mergeBench(ctx context.Context, o *Options) error {
 			size += fi.Size()
 		}
 	}
-	fmt.Fprintf(w, "   the set: %d attempts of %d operations in 4 files, %.0f MB, written in %s\n",
-		set.Attempts, set.Operations, float64(size)/1e6, time.Since(started).Round(time.Millisecond))
+	fmt.Fprintf(w, "   the set: %d attempts of %d operations in 4 files, %.0f MB, its records in %s, written in %s\n",
+		set.Attempts, set.Operations, float64(size)/1e6, set.Store, time.Since(started).Round(time.Millisecond))
 	runtime.GC()
 	scan := measure(func() int {
-		n := 0
-		for _, f := range files {
-			_ = f.Scan(nil, func(shardfile.Attempt) bool { n++; return true })
-		}
+		n, _ := ReadSetOnce(files)
 		return n
 	})
 	fmt.Fprintf(w, "   %-22s %10s %10s %10s %12s\n", "", "wall", "CPU", "peak RSS", "per attempt")
