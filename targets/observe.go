@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"           // registers the "sqlite" database/sql driver
 )
 
 // maxObserverBody caps what an HTTP observer reads from the target.
@@ -252,6 +254,16 @@ func (t *Target) CountBulkEach(ctx context.Context, op *Operation, prefix string
 	if err != nil {
 		return fmt.Errorf("operation %s: bulk observer: %s: %w", op.Name, q.Driver, err)
 	}
+	if q.Driver == Postgres {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("operation %s: bulk observer: %s: %w", op.Name, q.Driver, err)
+		}
+		defer conn.Close()
+		return conn.Raw(func(dc any) error {
+			return pgBulk(ctx, dc.(*stdlib.Conn).Conn(), op.Name, text, each)
+		})
+	}
 	rows, err := db.QueryContext(ctx, text)
 	if err != nil {
 		return fmt.Errorf("operation %s: bulk observer: %s: %w (query: %s)", op.Name, q.Driver, err, text)
@@ -270,6 +282,38 @@ func (t *Target) CountBulkEach(ctx context.Context, op *Operation, prefix string
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("operation %s: bulk observer: %w", op.Name, err)
+	}
+	return nil
+}
+
+// pgBulk runs a bulk query on PostgreSQL's own protocol: each row's ref and count read from the
+// wire without a copy where their types allow (text and a binary or text integer), else scanned.
+func pgBulk(ctx context.Context, c *pgx.Conn, name, text string, each func(ref []byte, n int)) error {
+	rows, err := c.Query(ctx, text)
+	if err != nil {
+		return fmt.Errorf("operation %s: bulk observer: postgres: %w (query: %s)", name, err, text)
+	}
+	defer rows.Close()
+	fds := rows.FieldDescriptions()
+	if len(fds) != 2 {
+		return fmt.Errorf("operation %s: bulk observer: the query returns %d columns, want 2 (ref, count): %s", name, len(fds), text)
+	}
+	raw := fds[1].Format == pgx.BinaryFormatCode && fds[1].DataTypeOID == pgtype.Int8OID &&
+		(fds[0].DataTypeOID == pgtype.TextOID || fds[0].DataTypeOID == pgtype.VarcharOID)
+	var ref []byte
+	var n pgtype.Int8
+	for rows.Next() {
+		if v := rows.RawValues(); raw && len(v[1]) == 8 {
+			each(v[0], int(int64(binary.BigEndian.Uint64(v[1]))))
+			continue
+		}
+		if err := rows.Scan(&ref, &n); err != nil {
+			return fmt.Errorf("operation %s: bulk observer: %w (rows must be ref, count)", name, err)
+		}
+		each(ref, int(n.Int64))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("operation %s: bulk observer: %w", name, err)
 	}
 	return nil
 }

@@ -90,10 +90,15 @@ operations:
     observer:
       sql: {driver: %s, dsn: "${DSN}", query: "SELECT max(id) FROM %s WHERE ref = '{{.Ref}}'"}
       bulk: {driver: %s, dsn: "${DSN}", query: "SELECT ref, id, tenant FROM %s WHERE ref LIKE '{{.Prefix}}%%'"}
+  - name: ints
+    path: /v1/ints
+    observer:
+      sql: {driver: %s, dsn: "${DSN}", query: "SELECT count(*) FROM %s WHERE ref = '{{.Ref}}'"}
+      bulk: {driver: %s, dsn: "${DSN}", query: "SELECT ref, CAST(count(*) AS INTEGER) FROM %s WHERE ref LIKE '{{.Prefix}}%%' GROUP BY ref"}
 tenants: [{name: alice}, {name: bob}]
 cleanup:
   sql: {driver: %s, dsn: "${DSN}", query: "DELETE FROM %s WHERE ref LIKE '{{.Ref}}%%' AND tenant = '{{.Tenant}}'"}
-`, be.driver, table, be.driver, table, be.driver, table, be.driver, table, be.driver, table)
+`, be.driver, table, be.driver, table, be.driver, table, be.driver, table, be.driver, table, be.driver, table, be.driver, table)
 			tg, probs := parseString(src, map[string]string{"DSN": dsn})
 			if probs != nil {
 				t.Fatal(strings.Join(probs, "\n"))
@@ -122,6 +127,10 @@ cleanup:
 			}
 			if bulk, err := tg.CountBulk(ctx, tg.Operations[0], "run2-"); err != nil || len(bulk) != 0 {
 				t.Errorf("bulk count of run2-: %v, %v; want none", bulk, err)
+			}
+			// Counts of another integer type (scanned, not read off the wire on PostgreSQL).
+			if bulk, err := tg.CountBulk(ctx, tg.Operations[2], "run1-"); err != nil || len(bulk) != 2 || bulk["run1-a"] != 4 || bulk["run1-b"] != 1 {
+				t.Errorf("bulk count of run1- as integers: %v, %v; want run1-a 4 and run1-b 1", bulk, err)
 			}
 			if _, err := tg.CountBulk(ctx, tg.Operations[1], "run1-"); err == nil || !strings.Contains(err.Error(), "3 columns, want 2") {
 				t.Errorf("a bulk query of 3 columns: %v", err)

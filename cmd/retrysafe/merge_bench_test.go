@@ -17,16 +17,22 @@ import (
 // BenchmarkMerge merges a synthetic set of $RETRYSAFE_MERGE_ATTEMPTS attempts (default 200,000)
 // in 4 shards, in-process, against the floor of reading the set once: it reports the time per
 // merged attempt and the ratio to the read. `retrysafe bench --only 5` measures the same merge in
-// a child process, with its peak RSS, at 10 million attempts.
+// a child process, with its peak RSS, at 10 million attempts. With $RETRYSAFE_MERGE_SET (a set
+// `retrysafe bench --write-shard-set DIR` wrote) it merges that set instead, e.g. to profile a
+// large merge without writing the set each time.
 func BenchmarkMerge(b *testing.B) {
 	n := int64(200_000)
 	if v, err := strconv.ParseInt(os.Getenv("RETRYSAFE_MERGE_ATTEMPTS"), 10, 64); err == nil && v > 0 {
 		n = v
 	}
-	dir := b.TempDir()
-	set, err := bench.WriteShardSet(b.Context(), dir, 4, n, bench.ShardSetOptions{})
-	if err != nil {
-		b.Fatal(err)
+	dir := os.Getenv("RETRYSAFE_MERGE_SET")
+	set := &bench.ShardSet{Dir: dir, Target: filepath.Join(dir, "target.yaml")}
+	if dir == "" {
+		dir = b.TempDir()
+		var err error
+		if set, err = bench.WriteShardSet(b.Context(), dir, 4, n, bench.ShardSetOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,7 +47,8 @@ func BenchmarkMerge(b *testing.B) {
 		b.Fatal(err)
 	}
 	started := time.Now()
-	if _, err := bench.ReadSetOnce(files); err != nil {
+	attempts, err := bench.ReadSetOnce(files)
+	if err != nil {
 		b.Fatal(err)
 	}
 	read := time.Since(started)
@@ -57,6 +64,6 @@ func BenchmarkMerge(b *testing.B) {
 		}
 	}
 	per := b.Elapsed() / time.Duration(b.N)
-	b.ReportMetric(float64(per.Nanoseconds())/float64(set.Attempts), "ns/attempt")
+	b.ReportMetric(float64(per.Nanoseconds())/float64(max(attempts, 1)), "ns/attempt")
 	b.ReportMetric(per.Seconds()/read.Seconds(), "x-read")
 }

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -166,6 +168,9 @@ func (sf *File) Attempts(from int64, each func(*Compact) bool) error {
 	lr := newLineReader(f)
 	lr.off = from
 	var firstAt []int64 // by operation row: the offset of its first attempt with a body, +1
+	if sf.Manifest != nil {
+		firstAt = make([]int64, sf.Manifest.Operations)
+	}
 	var a Compact
 	started := false
 	for {
@@ -191,7 +196,8 @@ func (sf *File) Attempts(from int64, each func(*Compact) bool) error {
 			return fmt.Errorf("%s at offset %d: operation row %d", sf.Path, at, a.Op)
 		}
 		if int(a.Op) >= len(firstAt) {
-			firstAt = append(firstAt, make([]int64, int(a.Op)+1-len(firstAt))...)
+			firstAt = slices.Grow(firstAt, max(int(a.Op)+1, 2*len(firstAt))-len(firstAt))
+			firstAt = firstAt[:cap(firstAt)]
 		}
 		a.BodyAt = -1
 		switch {
@@ -215,6 +221,73 @@ func (sf *File) Attempts(from int64, each func(*Compact) bool) error {
 
 // parseCompact parses an attempt line into a, and returns its body field, undecoded.
 func parseCompact(l []byte, a *Compact) ([]byte, error) {
+	if body, ok := parseCompactFast(l, a); ok {
+		return body, nil
+	}
+	return parseCompactFields(l, a)
+}
+
+// hashLen is the length of an attempt line's HASH field: 32 bytes in unpadded base64.
+var hashLen = base64.RawStdEncoding.EncodedLen(32)
+
+// parseCompactFast parses the usual attempt line in one pass: no field wider than it should
+// be, no error or note; false sends the line to parseCompactFields, which says what is wrong.
+func parseCompactFast(l []byte, a *Compact) ([]byte, bool) {
+	if len(l) < 2 || l[0] != 'a' || l[1] != '\t' {
+		return nil, false
+	}
+	i := 2
+	var nums [6]int64
+	for k := range nums {
+		v, n := uint64(0), 0
+		for ; i < len(l) && l[i] >= '0' && l[i] <= '9'; i++ {
+			v = v*10 + uint64(l[i]-'0') // 19 digits fit in a uint64
+			n++
+		}
+		if n == 0 || n > 19 || v > math.MaxInt64 || i >= len(l) || l[i] != '\t' {
+			return nil, false
+		}
+		nums[k] = int64(v)
+		i++
+	}
+	if i+2+hashLen >= len(l) || l[i+1] != '\t' || l[i+2+hashLen] != '\t' {
+		return nil, false
+	}
+	switch l[i] {
+	case 'o':
+		a.Outcome = history.OK
+	case 'u':
+		a.Outcome = history.Unknown
+	case 'f':
+		a.Outcome = history.Failed
+	default:
+		return nil, false
+	}
+	i += 2
+	if k, err := base64.RawStdEncoding.Decode(a.BodyHash[:], l[i:i+hashLen]); err != nil || k != 32 {
+		return nil, false
+	}
+	i += hashLen + 1
+	j := bytes.IndexByte(l[i:], '\t')
+	if j < 0 {
+		return nil, false
+	}
+	body, rest := l[i:i+j], l[i+j+1:]
+	switch {
+	case len(rest) == 2 && rest[0] == '\t' && rest[1] == '\t':
+		a.Truncated = false
+	case len(rest) == 3 && rest[0] == '1' && rest[1] == '\t' && rest[2] == '\t':
+		a.Truncated = true
+	default:
+		return nil, false // an error or a note: parsed field by field
+	}
+	a.Seq, a.Op, a.Instance, a.Start, a.End, a.Status = nums[0], int32(nums[1]), int32(nums[2]), nums[3], nums[4], int32(nums[5])
+	a.Err, a.Note = "", ""
+	return body, true
+}
+
+// parseCompactFields parses an attempt line field by field.
+func parseCompactFields(l []byte, a *Compact) ([]byte, error) {
 	var f [13][]byte
 	if n := splitTabs(l, f[:]); n != 13 {
 		return nil, fmt.Errorf("an attempt line has %d fields, want 13", n)

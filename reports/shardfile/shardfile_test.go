@@ -186,3 +186,40 @@ func TestCheckSet(t *testing.T) {
 		})
 	}
 }
+
+// TestTheFastParserAgreesWithTheFieldParser parses varied attempt lines both ways.
+func TestTheFastParserAgreesWithTheFieldParser(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	bodies := [][]byte{nil, {}, []byte(`{"id":1}`), []byte("\t\n\x00é")}
+	fast := 0
+	for i := range 400 {
+		a := Attempt{Seq: int64(i * 7919), Op: i % 13, Instance: i % 3, Start: t0.Add(time.Duration(i) * time.Microsecond),
+			End: t0.Add(time.Duration(i*3) * time.Millisecond), Status: []int{0, 201, 409, 503}[i%4],
+			Outcome: []history.Outcome{history.OK, history.Unknown, history.Failed}[i%3], Body: bodies[i%4], Truncated: i%5 == 0}
+		a.BodyHash = sha256.Sum256(a.Body)
+		if i%7 == 0 {
+			a.Err = "reset\tby peer"
+		}
+		if i%11 == 0 {
+			a.Note = `"quoted"`
+		}
+		l := a.append(nil, i%6 == 0)
+		l = l[:len(l)-1]
+		var f, g Compact
+		fb, ok := parseCompactFast(l, &f)
+		gb, err := parseCompactFields(l, &g)
+		if err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if !ok {
+			continue
+		}
+		fast++
+		if f != g || string(fb) != string(gb) {
+			t.Fatalf("line %q: fast %+v %q, fields %+v %q", l, f, fb, g, gb)
+		}
+	}
+	if fast < 200 {
+		t.Fatalf("the fast parser took %d of 400 lines", fast)
+	}
+}

@@ -113,8 +113,9 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 		res.End = a.End
 	}
 	if int(id) >= len(c.ops) {
-		c.ops = append(c.ops, make([]loadOp, int(id)+1-len(c.ops))...)
-		c.seen = append(c.seen, make([]bool, int(id)+1-len(c.seen))...)
+		n := max(int(id)+1, min(2*len(c.ops), cap(c.ops))) // within the size announced, then doubling
+		c.ops = slices.Grow(c.ops, n-len(c.ops))[:n]
+		c.seen = slices.Grow(c.seen, n-len(c.seen))[:n]
 	}
 	if !c.seen[id] {
 		c.seen[id] = true

@@ -2,29 +2,74 @@ package framework
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/retrysafe/retrysafe/reports/shardfile"
 )
 
-func TestIDMapKeepsCollidingFirstHashesApart(t *testing.T) {
-	m := newIDMap(4)
-	a, b, c := hash128{1, 10}, hash128{1, 20}, hash128{2, 10} // a and b collide on the first hash
-	for i, h := range []hash128{a, b, c} {
-		if id, added := m.put(h, int32(i)); !added || id != int32(i) {
-			t.Fatalf("put %v: %d, %v", h, id, added)
+func TestPartMapKeepsCollidingFirstHashesApart(t *testing.T) {
+	m := &partMap{first: map[uint64]hashRec{}}
+	a, b, c := hashRec{1, 10, 0}, hashRec{1, 20, 1}, hashRec{2, 10, 2} // a and b collide on the first hash
+	for _, r := range []hashRec{a, b, c} {
+		if v, added := m.put(r); !added || v != r.v {
+			t.Fatalf("put %v: %d, %v", r, v, added)
 		}
 	}
-	if id, added := m.put(b, 7); added || id != 1 {
-		t.Fatalf("put of a present hash: %d, %v; want its id 1, not added", id, added)
+	if v, added := m.put(hashRec{1, 20, 7}); added || v != 1 {
+		t.Fatalf("put of a present hash: %d, %v; want b's 1, not added", v, added)
 	}
-	for i, h := range []hash128{a, b, c} {
-		if id, ok := m.get(h); !ok || id != int32(i) {
-			t.Errorf("get %v: %d, %v; want %d", h, id, ok, i)
+	for _, r := range []hashRec{a, b, c} {
+		if v, ok := m.get(hashRec{r.h0, r.check, 99}); !ok || v != r.v {
+			t.Errorf("get %v: %d, %v", r, v, ok)
 		}
 	}
-	if _, ok := m.get(hash128{1, 30}); ok {
+	if _, ok := m.get(hashRec{1, 30, 0}); ok {
 		t.Error("a hash never put was found")
+	}
+}
+
+func TestPartitionKeepsEveryRecordInOrder(t *testing.T) {
+	var in []hash128
+	for i := range uint64(5000) {
+		in = append(in, hash128{i * 0x9e3779b97f4a7c15, i})
+	}
+	recs, starts := partition(func(yield func(hash128, uint32)) {
+		for i, h := range in {
+			yield(h, uint32(i))
+		}
+	})
+	if len(recs) != len(in) || starts[len(starts)-1] != len(in) {
+		t.Fatalf("%d records, partitions end at %d; want %d", len(recs), starts[len(starts)-1], len(in))
+	}
+	seen := make([]bool, len(in))
+	for p := range 1 << partBits {
+		prev := -1
+		for _, r := range recs[starts[p]:starts[p+1]] {
+			if partOf(r.h0) != p || int(r.v) <= prev || in[r.v][0] != r.h0 || uint32(in[r.v][1]) != r.check {
+				t.Fatalf("partition %d holds %+v after v %d", p, r, prev)
+			}
+			prev, seen[r.v] = int(r.v), true
+		}
+	}
+	var visited [1 << partBits]int
+	var mu sync.Mutex
+	eachPart(func(p int, m *partMap) {
+		if len(m.first) != 0 || m.more != nil {
+			t.Errorf("partition %d got a map that is not empty", p)
+		}
+		m.put(hashRec{h0: uint64(p), v: 1})
+		mu.Lock()
+		visited[p]++
+		mu.Unlock()
+	})
+	for p, n := range visited {
+		if n != 1 {
+			t.Fatalf("eachPart ran partition %d %d times", p, n)
+		}
+	}
+	if slices.Contains(seen, false) {
+		t.Fatal("a record was lost")
 	}
 }
 
