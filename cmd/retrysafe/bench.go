@@ -37,9 +37,11 @@ measures retrysafe and an alternative side by side in one run and prints the rat
   3. load overhead: the rate the load property sustains vs a bare Vegeta attack
   4. history cost: bytes per recorded attempt and the time to check a million attempts
   5. a sharded load: a shard's CPU per request vs a bare Vegeta attack, and 'retrysafe merge'
-     of a synthetic 10-million-attempt set of 4 shards (wall, CPU, peak RSS) vs reading it once
+     of a synthetic 10-million-attempt set of 4 shards (wall, CPU, peak RSS) vs reading it once,
+     its records counted in PostgreSQL (--merge-store sqlite: in SQLite)
 
-The full run takes about two minutes; --quick about half a minute.`,
+The full run takes about five minutes (writing the 10-million-attempt set takes one); --quick
+about half a minute.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
