@@ -253,14 +253,8 @@ func parseCompactFast(l []byte, a *Compact) ([]byte, bool) {
 	if i+2+hashLen >= len(l) || l[i+1] != '\t' || l[i+2+hashLen] != '\t' {
 		return nil, false
 	}
-	switch l[i] {
-	case 'o':
-		a.Outcome = history.OK
-	case 'u':
-		a.Outcome = history.Unknown
-	case 'f':
-		a.Outcome = history.Failed
-	default:
+	var ok bool
+	if a.Outcome, ok = outcomeOf(l[i : i+1]); !ok {
 		return nil, false
 	}
 	i += 2
@@ -286,6 +280,21 @@ func parseCompactFast(l []byte, a *Compact) ([]byte, bool) {
 	return body, true
 }
 
+// outcomeOf reads an OUTCOME field: o, u or f.
+func outcomeOf(b []byte) (history.Outcome, bool) {
+	if len(b) == 1 {
+		switch b[0] {
+		case 'o':
+			return history.OK, true
+		case 'u':
+			return history.Unknown, true
+		case 'f':
+			return history.Failed, true
+		}
+	}
+	return "", false
+}
+
 // parseCompactFields parses an attempt line field by field.
 func parseCompactFields(l []byte, a *Compact) ([]byte, error) {
 	var f [13][]byte
@@ -301,14 +310,8 @@ func parseCompactFields(l []byte, a *Compact) ([]byte, error) {
 		nums[i] = v
 	}
 	a.Seq, a.Op, a.Instance, a.Start, a.End, a.Status = nums[0], int32(nums[1]), int32(nums[2]), nums[3], nums[4], int32(nums[5])
-	switch string(f[7]) {
-	case "o":
-		a.Outcome = history.OK
-	case "u":
-		a.Outcome = history.Unknown
-	case "f":
-		a.Outcome = history.Failed
-	default:
+	var ok bool
+	if a.Outcome, ok = outcomeOf(f[7]); !ok {
 		return nil, fmt.Errorf("attempt outcome %q", f[7])
 	}
 	if len(f[8]) != base64.RawStdEncoding.EncodedLen(32) {
