@@ -150,6 +150,7 @@ const mergeBatch = 4096
 // shardStream is one shard file being read, in batches.
 type shardStream struct {
 	shard, file int
+	ids         []int32 // by operation row: the operation's id
 	batch       []shardfile.Compact
 	pos         int
 	next, free  chan []shardfile.Compact
@@ -176,7 +177,7 @@ func (set *mergeSet) stream(ctx context.Context, each func(file, shard int, id i
 	}()
 	var h streamHeap
 	for fi, f := range set.files {
-		st := &shardStream{shard: f.Header.Shard, file: fi, next: make(chan []shardfile.Compact, 3), free: make(chan []shardfile.Compact, 5)}
+		st := &shardStream{shard: f.Header.Shard, file: fi, ids: set.fileRows(fi), next: make(chan []shardfile.Compact, 3), free: make(chan []shardfile.Compact, 5)}
 		for range 5 {
 			st.free <- make([]shardfile.Compact, 0, mergeBatch)
 		}
@@ -190,11 +191,10 @@ func (set *mergeSet) stream(ctx context.Context, each func(file, shard int, id i
 	for len(h) > 0 {
 		st := h[0]
 		a := &st.batch[st.pos]
-		ids := set.fileRows(st.file)
-		if a.Op < 0 || int(a.Op) >= len(ids) {
-			return fmt.Errorf("%s: attempt %d names operation row %d of %d", set.files[st.file].Path, a.Seq, a.Op, len(ids))
+		if a.Op < 0 || int(a.Op) >= len(st.ids) {
+			return fmt.Errorf("%s: attempt %d names operation row %d of %d", set.files[st.file].Path, a.Seq, a.Op, len(st.ids))
 		}
-		each(st.file, st.shard, ids[a.Op], a)
+		each(st.file, st.shard, st.ids[a.Op], a)
 		st.pos++
 		if st.pos < len(st.batch) || st.advance() {
 			h.fix()

@@ -219,7 +219,7 @@ func (s *S) indexSet(files []*shardfile.File, h refHasher) (*mergeSet, error) {
 		for fi, t := range tables {
 			for r := range t.off {
 				g := set.base[fi] + r
-				if int(canon[g]) == g && t.slow[r].key == "" && len(t.ref) > r {
+				if _, slow := t.slow[r]; int(canon[g]) == g && !slow {
 					yield(t.ref[r], uint32(set.rowIDs[g]))
 				}
 			}
