@@ -2,21 +2,22 @@
 # Passes every test of retrysafe on a fresh machine: checks the services the tests need
 # (PostgreSQL, Redis, MariaDB, RabbitMQ, NATS with JetStream), starting them when installed but
 # stopped, then runs gofmt, go vet, go test -race, the self-test of the properties against the
-# reference API, consumer and client, the fuzz targets, the README's run commands and a sharded load
-# (run --shard, merge), and checks that the runs' reports heal only faults they injected. Each stage prints how long it took.
+# reference API, consumer and client, the fuzz targets, the README's run commands and a sharded
+# load (run --shard, merge), and checks that the runs' reports heal only faults they injected.
+#
+# One retrysafe binary is built first and used by every later stage, while Chromium (for the
+# HTML report's browser test) is installed if missing. Then four lanes run at
+# once, each a sequence of stages: the checks (go test -race), the proof (the self-test, the
+# runs, the sharded load: they mostly wait, for AckWaits, retention windows, kills and restarts)
+# and, niced, go vet and the fuzz targets (a lane each). Each stage's output goes to its own log under
+# retrysafe-report/ci/ and is printed whole when its lane ends, so that lanes never interleave;
+# a line says when each stage starts and ends, and the stage table at the end gives each
+# stage's lane, start, wall and CPU time, and the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+exec 3>&1 # the console: each stage says on it when it starts and ends, whichever lane runs it
 
 say() { printf '==> %s\n' "$*"; }
-
-# stage NAME CMD...: runs one stage and prints its time.
-stage() {
-  local name=$1 start=$SECONDS
-  shift
-  say "$name"
-  "$@"
-  printf '    %s took %ds (total %ds)\n' "$name" $((SECONDS - start)) "$SECONDS"
-}
 die() { printf 'ci/test.sh: %s\n' "$*" >&2; exit 1; }
 
 # answers HOST PORT: true when something accepts TCP connections there.
@@ -79,35 +80,216 @@ ensure_mariadb
 ensure_rabbitmq
 ensure_nats
 
-stage "go mod download" go mod download
+report=retrysafe-report
+logs=$report/ci
+rm -rf "$logs"
+mkdir -p "$logs"
+table=$logs/stages.tsv # name, lane, start (s since the beginning), wall (s), result
+: >"$table"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# stage LANE NAME CMD...: runs one stage, its output to its own log, and records it in the
+# table with its wall time and the CPU time its processes used (bash's times: what the stage's
+# commands and every process they waited for spent). In the main lane ("-") the output is printed
+# as it comes.
+stage() {
+  local lane=$1 name=$2 start=$SECONDS log rc=0 cpu
+  shift 2
+  log="$logs/$(printf '%02d' "$(wc -l <"$table")")-$(echo "$name" | tr -c 'A-Za-z0-9.-' '_' | cut -c1-60).log"
+  cpu=$(mktemp)
+  printf '==> [%s] %s (at %ds)\n' "$lane" "$name" "$start" >&3
+  if [ "$lane" = "-" ]; then
+    ( "$@"; r=$?; times >"$cpu"; exit $r ) 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+  else
+    ( "$@"; r=$?; times >"$cpu"; exit $r ) >"$log" 2>&1 || rc=$?
+  fi
+  local result=ok
+  [ "$rc" -eq 0 ] || result="FAILED ($rc)"
+  printf '%s\t%s\t%d\t%d\t%s\t%s\t%d\n' "$name" "$lane" "$start" $((SECONDS - start)) "$result" "$log" "$(cpu_seconds "$cpu")" >>"$table"
+  rm -f "$cpu"
+  printf '    [%s] %s: %s after %ds (at %ds)\n' "$lane" "$name" "$result" $((SECONDS - start)) "$SECONDS" >&3
+  return "$rc"
+}
+
+# cpu_seconds FILE: the user and system seconds of the children in the output of bash's times.
+cpu_seconds() {
+  awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }; printf "%d", n }' "$1" 2>/dev/null || echo 0
+}
+
+# busy_seconds: the CPU seconds the whole machine has spent busy since it started (/proc/stat:
+# every state but idle and iowait), to report how busy the run kept it.
+busy_seconds() {
+  awk '/^cpu / { printf "%d", ($2 + $3 + $4 + $7 + $8 + $9) / '"$(getconf CLK_TCK)"' }' /proc/stat
+}
+busy_start=$(busy_seconds)
+
+# print_lane LANE prints the logs of the lane's stages, in order.
+print_lane() {
+  awk -F'\t' -v lane="$1" '$2 == lane { print $1 "\t" $6 }' "$table" | while IFS=$'\t' read -r name log; do
+    printf '\n==== [%s] %s: output (%s) ====\n' "$1" "$name" "$log"
+    cat "$log"
+  done
+}
+
+# print_table prints the stage table, the total and how busy the machine's cores were.
+print_table() {
+  printf '\n%-78s %-7s %7s %7s %7s  %s\n' "stage" "lane" "start" "wall" "cpu" "result"
+  sort -t$'\t' -k3,3n "$table" | while IFS=$'\t' read -r name lane start wall result _ cpu; do
+    printf '%-78s %-7s %6ds %6ds %6ds  %s\n' "$name" "$lane" "$start" "$wall" "$cpu" "$result"
+  done
+  printf '%-78s %-7s %7s %6ds %6ds  (the machine: %d cores, busy %d%% of the time)\n' "total" "" "" "$SECONDS" \
+    $(($(busy_seconds) - busy_start)) "$(nproc)" $((100 * ($(busy_seconds) - busy_start) / (SECONDS * $(nproc) + 1)))
+}
+
+# Every build of the run uses the same flags (GOFLAGS, so the go commands the tests start too), so
+# that what one stage compiled the others reuse: no DWARF (-gcflags=all=-dwarf=false, and
+# -ldflags=-s, which implies -w): stack traces and the race detector's reports read the runtime's
+# own tables, which stay, and a sixth of the compiler's work and most of the linker's go.
+export GOFLAGS="-gcflags=all=-dwarf=false -ldflags=-s"
 
 gofmt_check() {
   local unformatted
   unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-  [ -z "$unformatted" ] || die "not gofmt-formatted: $unformatted"
+  [ -z "$unformatted" ] || { echo "not gofmt-formatted: $unformatted" >&2; return 1; }
 }
-stage "gofmt" gofmt_check
-stage "go vet" go vet ./...
-stage "chromium (for the HTML report's browser test)" ./ci/ensure-chromium.sh
-# The sharded-load tests run processes of one binary, built once, in their own stage below.
-stage "go test -race" go test -race -count=1 -timeout 15m $(go list ./... | grep -v '/shardtest$')
-stage "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
-  go run ./cmd/retrysafe selftest --json retrysafe-report/selftest.json
-stage "fuzz targets, about 10 s each" ./ci/fuzz.sh 10s
-stage "retrysafe run (the README's first command)" go run ./cmd/retrysafe run --report-dir retrysafe-report/run
-for transport in webhook amqp nats; do
-  stage "retrysafe run --consumer $transport" go run ./cmd/retrysafe run --consumer "$transport" --report-dir "retrysafe-report/consumer-$transport"
+
+stage - "go mod download" go mod download || die "go mod download failed"
+stage - "gofmt" gofmt_check || { print_table; die "not gofmt-formatted"; }
+
+export RETRYSAFE_BIN="$work/retrysafe"
+
+# The build lane builds the one retrysafe binary that every later stage uses; a non-race build
+# keeps a core busy at most, so the race build starts beside it. The stages that need the binary
+# wait for it (needs_binary).
+build_lane() {
+  if stage build "build retrysafe (one binary for every later stage)" go build -o "$work/retrysafe.partial" ./cmd/retrysafe; then
+    mv "$work/retrysafe.partial" "$RETRYSAFE_BIN"
+    touch "$work/binary.ok"
+  else
+    touch "$work/binary.failed"
+    return 1
+  fi
+}
+
+# The chromium lane makes sure headless Chromium is there for the HTML report's browser test
+# (installing it takes most of a minute on a fresh machine, mostly waiting on the download: it
+# runs beside the builds); go test -race waits for it (needs_chromium).
+chromium_lane() {
+  if stage chromium "chromium (for the HTML report's browser test)" ./ci/ensure-chromium.sh; then
+    touch "$work/chromium.ok"
+  else
+    touch "$work/chromium.failed"
+    return 1
+  fi
+}
+
+needs_chromium() {
+  until [ -e "$work/chromium.ok" ] || [ -e "$work/chromium.failed" ]; do sleep 1; done
+  [ -e "$work/chromium.ok" ]
+}
+
+# needs_binary waits until the binary lane has built the binary, and fails if it could not.
+needs_binary() {
+  until [ -e "$work/binary.ok" ] || [ -e "$work/binary.failed" ]; do sleep 1; done
+  [ -e "$work/binary.ok" ]
+}
+
+# The checks lane: go test -race. While the binary builds, every package is compiled for the race
+# detector (go build -race); then the tests run. The tests that wait (on brokers, retention
+# windows, processes) run in parallel: each test binary runs with GOMAXPROCS=8, so that go test's
+# -parallel defaults to 8 (Ginkgo, which the harness drives, refuses an explicit -parallel flag),
+# and four packages test at once. go test's own vet pass is off: the full go vet runs in the vet
+# lane. The test binary of ./cmd/retrysafe is kept for the heals check after the runs. The
+# sharded-load tests run in the proof lane, against the one binary.
+# race_packages lists the packages go test -race runs, the longest first (go test starts them in
+# the order given, four at a time): a long one started last would be the lane's tail.
+race_packages() {
+  local long=(suites/consumer cmd/retrysafe suites/probe targets/reference suites/embedtest suites/client suites/bench
+    targets/reference/client targets/reference/consumer suites/selftest)
+  local module p
+  module=$(go list -m)
+  for p in "${long[@]}"; do echo "$module/$p"; done
+  go list ./... | grep -v '/shardtest$' | grep -vxF -f <(printf "$module/%s\n" "${long[@]}")
+}
+
+checks_lane() {
+  stage checks "compile every package for the race detector" go build -race ./... &&
+    needs_binary && needs_chromium &&
+    stage checks "go test -race (waiting tests 8 at a time, 4 packages at once)" \
+      go test -race -count=1 -timeout 15m -vet=off -p 4 -exec "env GOMAXPROCS=8" $(race_packages) &&
+    stage checks "the test binary of ./cmd/retrysafe (for the heals check)" go test -race -vet=off -c -o "$work/cmd.test" ./cmd/retrysafe
+}
+
+# run_all runs the README's run commands at once, with the one binary (each starts its own
+# reference target on ports reserved for it, with broker names of its own), and fails when one
+# does.
+run_all() {
+  local pids=() names=() rc=0 i
+  "$RETRYSAFE_BIN" run --report-dir "$report/run" >"$logs/run-api.log" 2>&1 &
+  pids+=($!) names+=("retrysafe run (the README's first command)")
+  for transport in webhook amqp nats; do
+    "$RETRYSAFE_BIN" run --consumer "$transport" --report-dir "$report/consumer-$transport" >"$logs/run-consumer-$transport.log" 2>&1 &
+    pids+=($!) names+=("retrysafe run --consumer $transport")
+  done
+  "$RETRYSAFE_BIN" run --client --report-dir "$report/client" >"$logs/run-client.log" 2>&1 &
+  pids+=($!) names+=("retrysafe run --client")
+  for transport in amqp nats; do
+    "$RETRYSAFE_BIN" run --chain "$transport" --report-dir "$report/chain-$transport" >"$logs/run-chain-$transport.log" 2>&1 &
+    pids+=($!) names+=("retrysafe run --chain $transport")
+  done
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then echo "${names[$i]}: passed"; else echo "${names[$i]}: FAILED"; rc=1; fi
+  done
+  for f in "$logs"/run-*.log; do printf '\n---- %s ----\n' "$f"; cat "$f"; done
+  return "$rc"
+}
+
+# The proof lane: the self-test, then the README's runs at once, then the sharded load.
+proof_lane() {
+  needs_binary &&
+    stage proof "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
+      "$RETRYSAFE_BIN" selftest --report-dir "$report/selftest" &&
+    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client and run --chain amqp|nats, at once" run_all &&
+    stage proof "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge)" \
+      go test -count=1 -timeout 5m -vet=off ./cmd/retrysafe/shardtest
+}
+
+# The vet and fuzz lanes compute as much as the others but nothing waits on them: they start once
+# the binary is built (go vet reads what that build compiled; the race build has the CPU until
+# then) and run niced, beside each other, on the CPU that the waiting self-test and tests leave.
+vet_lane() {
+  needs_binary &&
+    stage vet "go vet" nice -n 10 go vet ./...
+}
+
+fuzz_lane() {
+  needs_binary &&
+    stage fuzz "fuzz targets, about 10 s each, 3 at once (one instrumented build per package)" nice -n 10 ./ci/fuzz.sh 10s
+}
+
+lanes=(build chromium checks proof vet fuzz)
+for lane in "${lanes[@]}"; do
+  "${lane}_lane" >"$logs/lane-$lane.out" 2>&1 &
+  eval "pid_$lane=\$!"
 done
-stage "retrysafe run --client" go run ./cmd/retrysafe run --client --report-dir retrysafe-report/client
-shard_tests() {
-  local dir
-  dir=$(mktemp -d)
-  go build -o "$dir/retrysafe" ./cmd/retrysafe
-  RETRYSAFE_BIN="$dir/retrysafe" go test -count=1 -timeout 5m ./cmd/retrysafe/shardtest
-  rm -rf "$dir"
-}
-stage "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge; one binary)" shard_tests
-stage "every heal in the runs' report.json follows an inject of the same fault" \
-  env RETRYSAFE_CHECK_REPORTS="$PWD/retrysafe-report/run,$PWD/retrysafe-report/consumer-webhook,$PWD/retrysafe-report/consumer-amqp,$PWD/retrysafe-report/consumer-nats,$PWD/retrysafe-report/client" \
-  go test -count=1 -run '^TestReportedHealsFollowInjects$' ./cmd/retrysafe
+# Whatever ends the build lane, the lanes that wait for the binary learn how it went.
+( while kill -0 "$pid_build" 2>/dev/null; do sleep 1; done
+  [ -e "$work/binary.ok" ] || touch "$work/binary.failed" ) &
+failed=()
+for lane in build chromium proof checks vet fuzz; do
+  pid_var="pid_$lane"
+  if wait "${!pid_var}"; then status=passed; else status=FAILED; failed+=("$lane"); fi
+  cat "$logs/lane-$lane.out"
+  print_lane "$lane"
+  printf '\n==> lane %s %s (at %ds)\n' "$lane" "$status" "$SECONDS"
+done
+
+if [ ${#failed[@]} -eq 0 ]; then
+  stage - "every heal in the runs' report.json follows an inject of the same fault" \
+    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats" \
+    bash -c "cd cmd/retrysafe && '$work/cmd.test' -test.count=1 -test.run '^TestReportedHealsFollowInjects\$'" || failed+=(heals)
+fi
+print_table
+[ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]}"
 say "all tests passed in ${SECONDS}s"

@@ -47,7 +47,10 @@ const (
 	KindTimeout         = "timeout"
 	KindPartition       = "partition"
 	KindCutBrokerLink   = "cut-broker-link"
+	KindLoseConfirm     = "lose-confirm"
+	KindHoldPublish     = "hold-publish"
 	KindFailNext        = "fail-next"
+	KindRestartEnv      = "restart-env"
 	KindOther           = "other"
 )
 

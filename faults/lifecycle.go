@@ -27,6 +27,7 @@ type Cluster struct {
 	mu      sync.Mutex
 	running []*Process // by instance index; nil when stopped
 	kills   int
+	env     []string // extra "NAME=value" entries every start adds (EnvFault)
 }
 
 // DefaultReadyTimeout bounds how long an instance may take to become ready when the target
@@ -75,6 +76,9 @@ func (c *Cluster) Start(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	env = append(env, c.env...)
+	c.mu.Unlock()
 	var readyLine *regexp.Regexp
 	if r := c.t.Lifecycle.Ready; r != nil {
 		readyLine = r.Log

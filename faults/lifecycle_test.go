@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 		http.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "pid %d", os.Getpid())
 		})
+		http.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, os.Getenv("EFFECT_DELAY_MS"))
+		})
 		fmt.Println("child listening on", addr)
 		_ = http.ListenAndServe(addr, nil)
 		os.Exit(1)

@@ -26,6 +26,7 @@ type Process struct {
 
 	readyLine *regexp.Regexp // closes ready at the first line it matches (nil: none)
 	ready     chan struct{}
+	tee       io.Writer // a copy of each line of its output (nil: none)
 
 	mu     sync.Mutex
 	output []string // the last lines it printed, for error messages
@@ -36,6 +37,15 @@ type Process struct {
 type Processes struct {
 	mu    sync.Mutex
 	procs []*Process
+	tee   io.Writer // receives every line of every process's output, after its name (nil: none)
+}
+
+// TeeTo makes every process started from now on copy each line of its output to w, after
+// the process's name.
+func (ps *Processes) TeeTo(w io.Writer) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.tee = w
 }
 
 // maxKeptLines bounds the output a process keeps for error messages.
@@ -61,7 +71,10 @@ func (ps *Processes) StartWatching(name string, argv, env []string, dir string, 
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), readyLine: readyLine, ready: make(chan struct{})}
+	ps.mu.Lock()
+	tee := ps.tee
+	ps.mu.Unlock()
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), readyLine: readyLine, ready: make(chan struct{}), tee: tee}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -86,6 +99,9 @@ func (p *Process) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
+		if p.tee != nil {
+			fmt.Fprintf(p.tee, "%s | %s\n", p.Name, line)
+		}
 		if p.readyLine != nil && p.readyLine.MatchString(line) {
 			p.readyLine = nil // only this goroutine reads it
 			close(p.ready)

@@ -57,6 +57,22 @@ const (
 	// tampered delivery.
 	KindForgedEventAccepted Kind = "forged-event-accepted"
 
+	// The events an API publishes (an operation's publishes block).
+
+	// KindMissingEvent: an operation acknowledged with a 2xx published no event within the
+	// declared time (an event lost on the way from the commit to the broker).
+	KindMissingEvent Kind = "missing-event"
+	// KindEventNewID: one operation's event was published under a second id (a replay, a race
+	// loser or a retry published it again): every consumer sees two events it cannot
+	// deduplicate.
+	KindEventNewID Kind = "event-new-id"
+	// KindGhostEvent: an event tied to no record: published for an operation that failed, was
+	// rejected or had committed nothing yet.
+	KindGhostEvent Kind = "ghost-event"
+	// KindEventDiffers: two copies of one event id differ outside the members the target file
+	// lets differ (publishes[].ignore).
+	KindEventDiffers Kind = "event-differs"
+
 	// The client side: what a client sent the harness, playing the API.
 
 	// KindKeyChangedOnRetry: a retry of an operation carried another key than its first attempt.
@@ -86,26 +102,49 @@ const (
 	// KindAbandonedOperation: a client gave up an operation without reporting a failure, or did
 	// not resume a pending one after a restart.
 	KindAbandonedOperation Kind = "abandoned-operation"
+	// KindUndeclaredRetry: a client retried an answer whose status its policy neither retries
+	// nor never resends (a 501 when it lists only some 5xx, a 408 outside both lists).
+	KindUndeclaredRetry Kind = "undeclared-retry"
+	// KindFailureReportedAsSuccess: a client reported as a success an operation the API
+	// answered only with errors whose body is not the declared error shape (text/plain, {}):
+	// it took an error for a success, and its caller believes the operation went through.
+	KindFailureReportedAsSuccess Kind = "failure-reported-as-success"
+
+	// The chain: a client, an API, its broker and a consumer judged end to end.
+
+	// KindChainDuplicateEffect: one operation of the client took effect more than once at the
+	// end of the chain (two records, two events, or one event applied twice); Anomaly.Hop names
+	// where it broke.
+	KindChainDuplicateEffect Kind = "chain-duplicate-effect"
+	// KindChainLostEffect: an operation the client reported successful took no effect at the end
+	// of the chain (no record, no event, or an event never applied); Anomaly.Hop names where it
+	// was lost.
+	KindChainLostEffect Kind = "chain-lost-effect"
 )
 
 // Kinds lists every kind, in the order reports group them.
 var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
-	KindForgedEventAccepted, KindKeyChangedOnRetry, KindBodyChangedOnRetry, KindKeyReusedAcrossOperations, KindMissingKey,
-	KindKeyLostOnRestart, KindReplayDiffs, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
-	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation}
+	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
+	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindReplayDiffs, KindEventDiffers, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
+	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation,
+	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect}
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
 var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
-	KindForgedEventAccepted, KindKeyChangedOnRetry, KindBodyChangedOnRetry, KindKeyReusedAcrossOperations, KindMissingKey,
-	KindKeyLostOnRestart}
+	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
+	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindFailureReportedAsSuccess,
+	KindChainDuplicateEffect, KindChainLostEffect}
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
-// crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, a client's key
-// that changed, was reused, went missing or was lost. The others (replay-differs, wrong-status,
+// crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, an event an API
+// lost, published twice under two ids or published for nothing, a client's key that changed, was
+// reused, went missing or was lost, a client's failure reported as a success, an operation doubled
+// or lost along a chain. The others
+// (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
 // from what the target declares.
 func (k Kind) Unsafe() bool { return slices.Contains(unsafeKinds, k) }
@@ -127,6 +166,9 @@ type Anomaly struct {
 	What string `json:"what,omitempty"`
 	// Field is the JSONPath of the request field involved (mismatch-accepted), if any.
 	Field string `json:"field,omitempty"`
+	// Hop names where along a chain the anomaly arose (chain-duplicate-effect,
+	// chain-lost-effect): client, api, api→broker, broker→consumer or consumer.
+	Hop string `json:"hop,omitempty"`
 	// Message is one sentence about the API, in words.
 	Message string `json:"message"`
 	// Shards are, in a merged sharded run, the shard and local sequence number of each of Seqs.

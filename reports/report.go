@@ -133,6 +133,9 @@ type Spec struct {
 	Verdict Verdict `json:"verdict"`
 	// Failure is the failure (or unknown, or skip) message.
 	Failure string `json:"failure,omitempty"`
+	// Observed says what a verdict that rests on chance rests on (how many requests or
+	// deliveries of a burst were in flight at once), for a pass too.
+	Observed string `json:"observed,omitempty"`
 	// Location is where the failure was detected, as file:line (JUnit keeps Ginkgo's; the
 	// harness no longer fills it: it is retrysafe's source, not the API's).
 	Location string `json:"location,omitempty"`

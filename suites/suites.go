@@ -1,6 +1,6 @@
 // Package suites is the entry point of retrysafe's conformance properties: importing it
 // registers every side's (suites/api: the API's; suites/consumer: the event consumers';
-// suites/client: the clients'), and it
+// suites/client: the clients'; suites/chain: a client, an API and a consumer end to end), and it
 // gives a program or a test what it needs to run them: RunT from a team's own `go test`, Open and
 // OpenFile for a program that drives a run itself, and the options of both. What the sides run
 // on is suites/framework; the checkers are suites/check.
@@ -11,6 +11,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/reports"
 	_ "github.com/retrysafe/retrysafe/suites/api"      // registers the API's properties
+	_ "github.com/retrysafe/retrysafe/suites/chain"    // registers the chain's property
 	"github.com/retrysafe/retrysafe/suites/client"     // registers the clients' properties; RunClientT
 	_ "github.com/retrysafe/retrysafe/suites/consumer" // registers the consumers' properties
 	"github.com/retrysafe/retrysafe/suites/framework"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/theory/jsonpath"
 )
 
 // Client is one client of an idempotent API under test (the target file's clients): an SDK, a
@@ -40,7 +39,11 @@ type Client struct {
 	Operations []*ClientOperation
 	// Retry is the retry policy the client declares (the defaults are the source articles').
 	Retry RetryPolicy
+	// Errors are how the API writes its error answers to this client's operations (nil: the
+	// harness's own body); see ErrorFor.
+	Errors ErrorAnswers
 
+	configs []*ClientConfiguration // clients[].configurations; see Configurations
 	command []*tmpl
 	env     map[string]*tmpl
 	envKeys []string
@@ -67,50 +70,12 @@ type ClientOps struct {
 
 // SameRef is how a scenario asks for two operations with one business reference.
 type SameRef struct {
+	// Params are the second operation's parameters over ClientOps.Params.
 	Params map[string]any
-	Env    map[string]string
-}
+	// Env are environment values the client reads (templates over ClientVars).
+	Env map[string]string
 
-// ClientOperation is one API operation a client calls.
-type ClientOperation struct {
-	Name string
-	// Method is the request's method (default POST).
-	Method string
-	// Path is a literal path or a pattern with {name} segments (each matches one segment).
-	Path string
-	// Key says where the client sends its idempotency key.
-	Key KeySpec
-	// BodyFormat is json (default) or form.
-	BodyFormat BodyFormat
-	// Identity names what stays the same across the attempts of one logical operation: body
-	// fields ($.ref), form fields ($.ref in a form body), headers (header:NAME) or query
-	// parameters (query:NAME).
-	Identity []string
-	// Response is the success answer.
-	Response ClientResponse
-
-	pattern  *regexp.Regexp
-	identity []identityPart
-}
-
-// ClientResponse is the success answer of a client operation: a status and a body template
-// over ResponseVars.
-type ClientResponse struct {
-	Status  int
-	Body    string
-	Headers map[string]string
-
-	body    *tmpl
-	headers []header
-}
-
-// identityPart is one declared identity field.
-type identityPart struct {
-	src    string
-	header string
-	query  string
-	path   *jsonpath.Path
-	form   string
+	env map[string]*tmpl
 }
 
 // ClientVars are what a client's command and env templates see.
@@ -123,9 +88,10 @@ type ClientVars struct {
 	State string
 	// Ref is the scenario's unique business reference prefix.
 	Ref string
-	// Ops is how many operations to perform.
+	// Ops is how many operations to perform: every one the scenario asks for, the second one
+	// with the first one's reference (ops.same_ref) included.
 	Ops string
-	// OpsFile is a JSON file [{"ref": ..., "params": {...}}] of the operations.
+	// OpsFile is a JSON file [{"ref": ..., "params": {...}}] of the operations, every one.
 	OpsFile string
 }
 
@@ -149,7 +115,7 @@ const (
 	DefaultResponseBody = `{"id": "op_{{.Seq}}", "ref": {{json .Ref}}, "status": "succeeded"}`
 )
 
-var clientFields = []string{"name", "command", "env", "dir", "https", "timeout", "failure", "ops", "operations", "retry"}
+var clientFields = []string{"name", "command", "env", "dir", "https", "timeout", "failure", "ops", "errors", "operations", "retry", "configurations"}
 
 // clients decodes the clients list.
 func (d *decoder) clients(top *object) []*Client {
@@ -174,8 +140,10 @@ func (d *decoder) clients(top *object) []*Client {
 		}
 		c.Failure = d.clientFailure(o)
 		c.Ops = d.clientOps(o)
+		c.Errors = d.clientErrors(o)
 		c.Operations = d.clientOperations(o)
-		c.Retry = d.retryPolicy(o)
+		c.Retry = d.retryPolicy(o, DefaultRetryPolicy())
+		d.clientConfigurations(o, c)
 		out = append(out, c)
 	}
 	return out
@@ -246,9 +214,12 @@ func (d *decoder) clientOps(o *object) ClientOps {
 	if oo.has("same_ref") {
 		so, ok := d.object(oo.fields["same_ref"].val, oo.at("same_ref"), "params", "env")
 		if ok {
-			sr := &SameRef{Params: d.params(so, "params"), Env: map[string]string{}}
+			sr := &SameRef{Params: d.params(so, "params"), Env: map[string]string{}, env: map[string]*tmpl{}}
 			for _, h := range d.envMap(so, "env") {
 				sr.Env[h.Name] = h.Value
+				if t, ok := d.compile(h.Value, srcPos{line: h.line}, so.at("env")+"."+h.Name, clientVarFields); ok {
+					sr.env[h.Name] = t
+				}
 			}
 			if sr.Params == nil && len(sr.Env) == 0 {
 				d.ps.add(so.line, oo.at("same_ref"), "declare params (an ops-file entry) or env (what the client reads) for the second operation")
@@ -290,174 +261,23 @@ type jsonNumber string
 // MarshalJSON writes the number as it was written.
 func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
 
-// clientOperations decodes a client's operations (at least one).
-func (d *decoder) clientOperations(o *object) []*ClientOperation {
-	nodes, ok := d.list(o, "operations")
-	if !ok || len(nodes) == 0 {
-		d.ps.add(o.line, o.at("operations"), "missing required field (the API operations the client calls: method, path, key, identity)")
-		return nil
-	}
-	var out []*ClientOperation
-	seen := map[string]int{}
-	for i, n := range nodes {
-		oo, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("operations"), i), "name", "method", "path", "key", "body_format", "identity", "response")
-		if !ok {
+// RenderEnv returns the second operation's environment values for a scenario, each rendered
+// over the scenario's ClientVars.
+func (sr *SameRef) RenderEnv(v ClientVars) (map[string]string, error) {
+	out := make(map[string]string, len(sr.Env))
+	for k, val := range sr.Env {
+		t := sr.env[k]
+		if t == nil { // built by hand, not decoded: the value as it is
+			out[k] = val
 			continue
 		}
-		op := &ClientOperation{Name: d.uniqueName(oo, "client operation", seen), Method: "POST", BodyFormat: BodyJSON}
-		if s, ok := d.str(oo, "method"); ok {
-			op.Method = strings.ToUpper(strings.TrimSpace(s))
-		}
-		if s, ok := d.required(oo, "path", " (such as /v1/payments or /v1/{name})"); ok {
-			op.Path = strings.TrimSpace(s)
-			op.pattern = pathPattern(op.Path)
-			if !strings.HasPrefix(op.Path, "/") {
-				d.ps.add(oo.lineOf("path"), oo.at("path"), "must start with /, got %q", s)
-			}
-		}
-		if s, ok := d.str(oo, "body_format"); ok {
-			switch f := BodyFormat(strings.TrimSpace(s)); f {
-			case BodyJSON, BodyForm:
-				op.BodyFormat = f
-			default:
-				d.ps.add(oo.lineOf("body_format"), oo.at("body_format"), "must be json or form, got %q", s)
-			}
-		}
-		op.Key = d.clientKey(oo)
-		d.identity(oo, op)
-		op.Response = d.clientResponse(oo)
-		out = append(out, op)
-	}
-	return out
-}
-
-// clientKey decodes where a client sends its key: a header (default Idempotency-Key), a query
-// parameter or a body field.
-func (d *decoder) clientKey(o *object) KeySpec {
-	k := KeySpec{In: KeyInHeader, Name: "Idempotency-Key"}
-	if !o.has("key") {
-		return k
-	}
-	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name")
-	if !ok {
-		return k
-	}
-	if s, ok := d.str(ko, "in"); ok {
-		switch KeyLocation(strings.TrimSpace(s)) {
-		case KeyInHeader, KeyInQuery, KeyInBody:
-			k.In = KeyLocation(strings.TrimSpace(s))
-		default:
-			d.ps.add(ko.lineOf("in"), ko.at("in"), "must be header, query or body, got %q", s)
-		}
-	}
-	switch s, ok := d.str(ko, "name"); {
-	case ok:
-		k.Name = strings.TrimSpace(s)
-	case k.In != KeyInHeader:
-		d.ps.add(ko.line, ko.at("name"), "missing required field (the %s field that carries the key)", k.In)
-	}
-	return k
-}
-
-// identity decodes what stays the same across the attempts of one logical operation.
-func (d *decoder) identity(o *object, op *ClientOperation) {
-	list, ok := d.strings(o, "identity")
-	if !ok || len(list) == 0 {
-		d.ps.add(o.line, o.at("identity"), "missing required field (what stays the same across the attempts of one operation, e.g. [$.ref, $.amount])")
-		return
-	}
-	for i, s := range list {
-		s = strings.TrimSpace(s)
-		at := fmt.Sprintf("%s[%d]", o.at("identity"), i)
-		part := identityPart{src: s}
-		switch {
-		case strings.HasPrefix(s, "header:"):
-			part.header = strings.TrimPrefix(s, "header:")
-			if !validHeaderName(part.header) {
-				d.ps.add(o.lineOf("identity"), at, "%q is not a valid header name", part.header)
-			}
-		case strings.HasPrefix(s, "query:"):
-			part.query = strings.TrimPrefix(s, "query:")
-		case strings.HasPrefix(s, "$"):
-			p, err := jsonpath.Parse(s)
-			if err != nil {
-				d.ps.add(o.lineOf("identity"), at, "bad JSONPath %q: %v", s, err)
-				continue
-			}
-			part.path = p
-			if op.BodyFormat == BodyForm {
-				part.form = strings.TrimPrefix(s, "$.")
-			}
-		default:
-			d.ps.add(o.lineOf("identity"), at, "must be a body field ($.ref), header:NAME or query:NAME, got %q", s)
-		}
-		op.Identity = append(op.Identity, s)
-		op.identity = append(op.identity, part)
-	}
-}
-
-// clientResponse decodes the success answer of a client operation.
-func (d *decoder) clientResponse(o *object) ClientResponse {
-	r := ClientResponse{Status: 201, Body: DefaultResponseBody}
-	r.body, _ = d.compile(DefaultResponseBody, srcPos{}, o.at("response"), responseFields)
-	if !o.has("response") {
-		return r
-	}
-	ro, ok := d.object(o.fields["response"].val, o.at("response"), "status", "body", "headers")
-	if !ok {
-		return r
-	}
-	if v, ok := d.integer(ro, "status", 200, 299); ok {
-		r.Status = v
-	}
-	if tp, ok := d.tmplField(ro, "body", responseFields); ok {
-		r.body, r.Body = tp, tp.src
-	}
-	r.headers, _ = d.tmplHeaders(ro, responseFields)
-	r.Headers = headerMap(r.headers)
-	return r
-}
-
-// pathPattern compiles a path with {name} segments into a regular expression over the whole path.
-func pathPattern(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for i, seg := range strings.Split(p, "/") {
-		if i > 0 {
-			b.WriteString("/")
-		}
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			b.WriteString("[^/]+")
-		} else {
-			b.WriteString(regexp.QuoteMeta(seg))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
-}
-
-// Matches reports whether a request's method and path are this operation's.
-func (op *ClientOperation) Matches(method, path string) bool {
-	return strings.EqualFold(method, op.Method) && op.pattern != nil && op.pattern.MatchString(path)
-}
-
-// Render returns a client's command and extra environment ("NAME=value") for one scenario.
-func (c *Client) Render(v ClientVars) (argv, env []string, err error) {
-	for i, t := range c.command {
 		s, err := t.render(v)
 		if err != nil {
-			return nil, nil, fmt.Errorf("clients.%s.command[%d]: %w", c.Name, i, err)
+			return nil, fmt.Errorf("ops.same_ref.env.%s: %w", k, err)
 		}
-		argv = append(argv, s)
+		out[k] = s
 	}
-	for _, k := range c.envKeys {
-		s, err := c.env[k].render(v)
-		if err != nil {
-			return nil, nil, fmt.Errorf("clients.%s.env.%s: %w", c.Name, k, err)
-		}
-		env = append(env, k+"="+s)
-	}
-	return argv, env, nil
+	return out, nil
 }
 
 // Operation returns the client operation a request is for, or nil.
@@ -473,5 +293,9 @@ func (c *Client) Operation(method, path string) *ClientOperation {
 // UsesOpsFile reports whether the client's command or env reads {{.OpsFile}}.
 func (c *Client) UsesOpsFile() bool {
 	uses := func(s string) bool { return strings.Contains(s, ".OpsFile") }
-	return slices.ContainsFunc(c.Command, uses) || slices.ContainsFunc(slices.Collect(maps.Values(c.Env)), uses)
+	env := slices.Collect(maps.Values(c.Env))
+	if c.Ops.SameRef != nil {
+		env = append(env, slices.Collect(maps.Values(c.Ops.SameRef.Env))...)
+	}
+	return slices.ContainsFunc(c.Command, uses) || slices.ContainsFunc(env, uses)
 }

@@ -69,6 +69,33 @@ func (op *ClientOperation) FirstIdentityValue(req *http.Request, body []byte) st
 	return id
 }
 
+// UnknownValue stands in an ExpectedIdentity for a value the harness cannot tell.
+const UnknownValue = "?"
+
+// ExpectedIdentity is the identity, as IdentityOf writes it, of the operation a scenario asks
+// for with business reference ref and params: a field whose own name (its last member, header or
+// parameter name) is a parameter's has that parameter's value; the first field, when no parameter
+// names it, the reference (it is the {{.Ref}} of the success answer); any other UnknownValue.
+func (op *ClientOperation) ExpectedIdentity(ref string, params map[string]any) string {
+	vals := make([]string, len(op.identity))
+	for i, p := range op.identity {
+		v, ok := params[p.last]
+		switch {
+		case ok && p.last != "":
+			b, err := json.Marshal(v)
+			vals[i] = UnknownValue
+			if err == nil {
+				vals[i] = jsonText(b)
+			}
+		case i == 0:
+			vals[i] = ref
+		default:
+			vals[i] = UnknownValue
+		}
+	}
+	return strings.Join(vals, " | ")
+}
+
 // Canonical returns the request body in a form equal for equal content (JSON by value, a form
 // by its sorted fields); a body that does not parse is its bytes.
 func (op *ClientOperation) Canonical(body []byte) string {

@@ -2,6 +2,8 @@ package targets
 
 import (
 	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,32 +24,24 @@ type RetryPolicy struct {
 	Retries []string
 	// Never are the statuses never resent with the same key (default 400, 401, 403, 404, 422).
 	Never []int
-	// HonorsRetryAfter says the client waits at least a Retry-After (default true).
+	// HonorsRetryAfter says the client waits at least a Retry-After (default true): on every
+	// status it retries, or only on RetryAfterStatuses when they are set.
 	HonorsRetryAfter bool
+	// RetryAfterStatuses scope HonorsRetryAfter (honors_retry_after: [429, 503]); nil: every
+	// status. The retry-after property judges these; a retry after another status is judged by
+	// backoff, whatever Retry-After it carried.
+	RetryAfterStatuses []int
 	// Backoff is the delay before retry n: min(Max, Initial*Multiplier^(n-1)) with Jitter.
 	Backoff Backoff
 	// PersistsKeys says a restarted client reuses the key of a pending operation (default true).
 	PersistsKeys bool
+	// TransportResends is how many times per operation the client's transport re-sends a request
+	// on its own, at once, after a connection closed without an answer (Go's net/http replays a
+	// request that carries an Idempotency-Key and a rewindable body on a reused connection): up
+	// to that many immediate re-sends with the same key and an equal body are not counted as
+	// attempts nor judged as hammering (default 0, a deviation otherwise).
+	TransportResends int
 }
-
-// Backoff is an exponential backoff.
-type Backoff struct {
-	Initial    time.Duration
-	Multiplier float64
-	Max        time.Duration
-	// Jitter is full (a delay in [0, cap]), equal ([cap/2, cap]) or none (cap).
-	Jitter Jitter
-}
-
-// Jitter is how a backoff randomises its delays.
-type Jitter string
-
-// The jitters.
-const (
-	JitterFull  Jitter = "full"
-	JitterEqual Jitter = "equal"
-	JitterNone  Jitter = "none"
-)
 
 // DefaultRetryPolicy is the source articles' rules.
 func DefaultRetryPolicy() RetryPolicy {
@@ -57,33 +51,37 @@ func DefaultRetryPolicy() RetryPolicy {
 		Backoff: Backoff{Initial: 100 * time.Millisecond, Multiplier: 2, Max: 2 * time.Second, Jitter: JitterFull}}
 }
 
-// Cap is the backoff's cap before retry n (n = 1 is the first retry).
-func (b Backoff) Cap(n int) time.Duration {
-	d := float64(b.Initial)
-	for i := 1; i < n && d < float64(b.Max); i++ {
-		d *= b.Multiplier
-	}
-	return min(time.Duration(d), b.Max)
-}
-
-// Envelope is the range a delay before retry n falls in.
-func (b Backoff) Envelope(n int) (lo, hi time.Duration) {
-	c := b.Cap(n)
-	switch b.Jitter {
-	case JitterFull:
-		return 0, c
-	case JitterEqual:
-		return c / 2, c
-	}
-	return c, c
-}
-
 // RetriesStatus reports whether the policy retries an answer with this status.
 func (p RetryPolicy) RetriesStatus(status int) bool {
 	if slices.Contains(p.Never, status) {
 		return false
 	}
 	return slices.Contains(p.Retries, strconv.Itoa(status)) || status >= 500 && slices.Contains(p.Retries, "5xx")
+}
+
+// Declares reports whether the policy says what the client does with an answer of this status:
+// it retries it, or never resends it. A retry of a status it does not declare is a retry the
+// policy does not describe (undeclared-retry).
+func (p RetryPolicy) Declares(status int) bool {
+	return p.RetriesStatus(status) || slices.Contains(p.Never, status)
+}
+
+// RetriedStatuses are the status codes the policy lists in retries, in the order listed (not
+// 5xx, reset nor timeout).
+func (p RetryPolicy) RetriedStatuses() []int {
+	var out []int
+	for _, r := range p.Retries {
+		if n, err := strconv.Atoi(r); err == nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// HonoursRetryAfterOn reports whether the client declares it waits for a Retry-After on an
+// answer with this status.
+func (p RetryPolicy) HonoursRetryAfterOn(status int) bool {
+	return p.HonorsRetryAfter && (p.RetryAfterStatuses == nil || slices.Contains(p.RetryAfterStatuses, status))
 }
 
 // RetriesFailure reports whether the policy retries an attempt without an answer: reset (the
@@ -104,10 +102,17 @@ func (p RetryPolicy) Deviations() []string {
 			out = append(out, fmt.Sprintf("may resend a %d with the same key", s))
 		}
 	}
-	if !p.HonorsRetryAfter {
+	switch {
+	case !p.HonorsRetryAfter:
 		out = append(out, "does not honour Retry-After")
+	case p.RetryAfterStatuses != nil:
+		for _, s := range rfcRetryAfter {
+			if !p.HonoursRetryAfterOn(s) {
+				out = append(out, fmt.Sprintf("does not honour Retry-After on a %d", s))
+			}
+		}
 	}
-	if p.Backoff.Jitter == JitterNone {
+	if !p.Backoff.Jittered() {
 		out = append(out, "retries without jitter")
 	}
 	if !p.PersistsKeys {
@@ -116,8 +121,16 @@ func (p RetryPolicy) Deviations() []string {
 	if p.MaxAttempts <= 1 {
 		out = append(out, "never retries")
 	}
+	if p.TransportResends > 0 {
+		out = append(out, fmt.Sprintf("lets its transport re-send a request at once after a connection closed without an answer (up to %d per operation, not counted as attempts)",
+			p.TransportResends))
+	}
 	return out
 }
+
+// rfcRetryAfter are the statuses whose Retry-After RFC 9110 (503) and RFC 6585 (429) define a
+// wait for: a client that declares honors_retry_after as a list without one of them deviates.
+var rfcRetryAfter = []int{429, 503}
 
 // retryWords names a retry condition for people.
 func retryWords(r string) string {
@@ -132,19 +145,26 @@ func retryWords(r string) string {
 	return "a " + r
 }
 
-// retryPolicy decodes a client's retry block over the defaults.
-func (d *decoder) retryPolicy(o *object) RetryPolicy {
-	p := DefaultRetryPolicy()
+// maxTransportResends bounds retry.transport_resends.
+const maxTransportResends = 10
+
+// retryPolicy decodes a retry block (a client's, or a configuration's) over base: the defaults,
+// or the client's policy, field by field.
+func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
+	p := base
 	if !o.has("retry") {
 		return p
 	}
 	ro, ok := d.object(o.fields["retry"].val, o.at("retry"), "max_attempts", "attempt_timeout", "retries", "never",
-		"honors_retry_after", "backoff", "persists_keys")
+		"honors_retry_after", "backoff", "persists_keys", "transport_resends")
 	if !ok {
 		return p
 	}
 	if v, ok := d.integer(ro, "max_attempts", 1, 100); ok {
 		p.MaxAttempts = v
+	}
+	if v, ok := d.integer(ro, "transport_resends", 0, maxTransportResends); ok {
+		p.TransportResends = v
 	}
 	if v, ok := d.duration(ro, "attempt_timeout"); ok {
 		p.AttemptTimeout = v
@@ -171,9 +191,7 @@ func (d *decoder) retryPolicy(o *object) RetryPolicy {
 			p.Never = append(p.Never, n)
 		}
 	}
-	if v, ok := d.boolean(ro, "honors_retry_after"); ok {
-		p.HonorsRetryAfter = v
-	}
+	d.honorsRetryAfter(ro, &p)
 	if v, ok := d.boolean(ro, "persists_keys"); ok {
 		p.PersistsKeys = v
 	}
@@ -208,15 +226,34 @@ func (d *decoder) backoff(o *object, b *Backoff) {
 			b.Multiplier = m
 		}
 	}
-	if s, ok := d.str(bo, "jitter"); ok {
-		switch j := Jitter(strings.TrimSpace(s)); j {
-		case JitterFull, JitterEqual, JitterNone:
-			b.Jitter = j
-		default:
-			d.ps.add(bo.lineOf("jitter"), bo.at("jitter"), "must be full, equal or none, got %q", s)
-		}
+	if bo.has("jitter") {
+		d.jitter(bo, b)
 	}
 	if b.Max < b.Initial {
 		d.ps.add(bo.line, o.at("backoff"), "max %v is shorter than initial %v", b.Max, b.Initial)
+	}
+}
+
+// honorsRetryAfter decodes honors_retry_after: true, false, or the statuses whose Retry-After the
+// client waits for ([429, 503]).
+func (d *decoder) honorsRetryAfter(o *object, p *RetryPolicy) {
+	if !o.has("honors_retry_after") {
+		return
+	}
+	if _, isSeq := o.fields["honors_retry_after"].val.(*ast.SequenceNode); !isSeq {
+		if v, ok := d.boolean(o, "honors_retry_after"); ok {
+			p.HonorsRetryAfter = v
+		}
+		return
+	}
+	list, _ := d.strings(o, "honors_retry_after")
+	p.HonorsRetryAfter, p.RetryAfterStatuses = len(list) > 0, []int{}
+	for _, r := range list {
+		n, err := strconv.Atoi(strings.TrimSpace(r))
+		if err != nil || n < 400 || n > 599 {
+			d.ps.add(o.lineOf("honors_retry_after"), o.at("honors_retry_after"), "must be true, false or a list of status codes 400-599 ([429, 503]), got %q", r)
+			continue
+		}
+		p.RetryAfterStatuses = append(p.RetryAfterStatuses, n)
 	}
 }

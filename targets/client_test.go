@@ -57,7 +57,7 @@ func TestClientDecodes(t *testing.T) {
 		t.Errorf("a policy without 409, 429 and timeout retries shows no deviation")
 	}
 
-	argv, env, err := c.Render(ClientVars{URL: "http://127.0.0.1:9", CAFile: "/ca.pem", State: "/s", Ref: "rs-x", Ops: "3"})
+	argv, env, err := c.Render(ClientVars{URL: "http://127.0.0.1:9", CAFile: "/ca.pem", State: "/s", Ref: "rs-x", Ops: "3"}, nil)
 	if err != nil || strings.Join(argv, " ") != "./sdk-sample --base http://127.0.0.1:9 --state /s --ops 3 --ref rs-x" || !slices.Equal(env, []string{"SDK_CA=/ca.pem"}) {
 		t.Errorf("render = %q %q %v", argv, env, err)
 	}
@@ -97,7 +97,7 @@ func TestClientProblems(t *testing.T) {
 		{"a backoff that shrinks", "    retry: {backoff: {initial: 2s, max: 1s}}",
 			[]string{"t.yaml:16: clients[0].retry.backoff: max 1s is shorter than initial 2s"}},
 		{"an unknown jitter", "    retry: {backoff: {jitter: half}}",
-			[]string{"t.yaml:16: clients[0].retry.backoff.jitter: must be full, equal or none"}},
+			[]string{"t.yaml:16: clients[0].retry.backoff.jitter: must be full, equal, none or {min: 0.75, max: 1.0}"}},
 		{"max_attempts out of range", "    retry: {max_attempts: 0}",
 			[]string{"t.yaml:16: clients[0].retry.max_attempts"}},
 		{"an unknown field", "    retries: 3",

@@ -40,6 +40,12 @@ type Consumer struct {
 	// LockTimeout is how long a claimed event may stay in progress before a redelivery takes it
 	// over (0 = not declared).
 	LockTimeout time.Duration
+	// RedeliveryAfter is how long a queue consumer's broker takes to deliver again a message the
+	// consumer gave back (a retry queue's TTL, a delayed requeue): declared for RabbitMQ, where
+	// the broker cannot be asked (0 = at once, as on a closed channel or a plain requeue), and on
+	// JetStream without nats.durable (the durable's AckWait and BackOff are read from the server
+	// otherwise).
+	RedeliveryAfter time.Duration
 	// Hooks are the consumer's test hooks (nil = none): make a handling fail, or slow.
 	Hooks *ConsumerHooks
 
@@ -104,6 +110,9 @@ type EventVars struct {
 	EventID, Object, Version, Time, Type, Ref string
 	// Ms is the delay a slow hook asks for, in milliseconds (hooks.slow only).
 	Ms string
+	// When is the point at which a fail_next hook fails the handling (hooks.fail_next only):
+	// FailBeforeEffect or FailAfterEffect.
+	When string
 }
 
 // consumerFields are the placeholders of a consumer's templates.
@@ -148,7 +157,7 @@ func (c *Consumer) brokerURL() string {
 
 // consumerObjectFields are the fields of one consumer.
 var consumerObjectFields = []string{"name", "transport", "method", "path", "headers", "amqp", "nats", "event",
-	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "hooks"}
+	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "redelivery_after", "hooks"}
 
 // consumers decodes the consumers list.
 func (d *decoder) consumers(top *object) []*Consumer {
@@ -185,6 +194,7 @@ func (d *decoder) consumers(top *object) []*Consumer {
 		if v, ok := d.duration(o, "lock_timeout"); ok {
 			c.LockTimeout = v
 		}
+		d.redeliveryAfter(o, c)
 		c.Hooks = d.consumerHooks(o, c)
 		out = append(out, c)
 	}

@@ -66,20 +66,40 @@ const (
 )
 
 // amqpBinding decodes a consumer's amqp block.
-func (d *decoder) amqpBinding(o *object) *AMQPBinding {
-	bo, ok := d.object(o.fields["amqp"].val, o.at("amqp"), "url", "exchange", "routing_key", "queue", "create", "delete")
+func (d *decoder) amqpBinding(o *object) *AMQPBinding { return d.amqpBlock(o, true) }
+
+// amqpBlock decodes an amqp block: a consumer's (its queue, on any exchange), or the one of an
+// event an operation publishes (no queue: the harness binds one of its own to the exchange,
+// which cannot be the default one).
+func (d *decoder) amqpBlock(o *object, consumer bool) *AMQPBinding {
+	fields := []string{"url", "exchange", "routing_key", "create", "delete"}
+	missing := "url, and exchange and routing_key"
+	if consumer {
+		fields, missing = append(fields, "queue"), "url, queue, and exchange and routing_key unless the default exchange"
+	}
+	bo, ok := d.object(o.fields["amqp"].val, o.at("amqp"), fields...)
 	if !ok {
-		d.ps.add(o.line, o.at("amqp"), "missing required field (url, queue, and exchange and routing_key unless the default exchange)")
+		d.ps.add(o.line, o.at("amqp"), "missing required field (%s)", missing)
 		return nil
 	}
 	b := &AMQPBinding{}
 	b.URL, _ = d.required(bo, "url", " (amqp://guest:guest@127.0.0.1:5672/)")
 	b.Exchange, _ = d.str(bo, "exchange")
 	b.Exchange = strings.TrimSpace(b.Exchange)
-	b.Queue, _ = d.required(bo, "queue", "")
 	b.RoutingKey, _ = d.str(bo, "routing_key")
 	b.Create, _ = d.boolean(bo, "create")
 	b.Delete, _ = d.boolean(bo, "delete")
+	if !consumer {
+		if b.DefaultExchange() {
+			d.ps.add(bo.lineOf("exchange"), bo.at("exchange"), "the default exchange cannot be bound: the harness observes events through a queue of its own "+
+				"bound to the exchange the API publishes to, and the default exchange routes only to the queue a routing key names; publish to a named exchange")
+		}
+		if b.RoutingKey == "" {
+			b.RoutingKey = DefaultBindingKey
+		}
+		return b
+	}
+	b.Queue, _ = d.required(bo, "queue", "")
 	if b.DefaultExchange() && b.RoutingKey != "" && b.RoutingKey != b.Queue {
 		d.ps.add(bo.lineOf("routing_key"), bo.at("routing_key"),
 			"on the default exchange (exchange \"\" or none) a message goes to the queue its routing key names: leave routing_key out or set it to the queue %q", b.Queue)
@@ -88,8 +108,17 @@ func (d *decoder) amqpBinding(o *object) *AMQPBinding {
 }
 
 // natsBinding decodes a consumer's nats block.
-func (d *decoder) natsBinding(o *object) *NATSBinding {
-	bo, ok := d.object(o.fields["nats"].val, o.at("nats"), "url", "stream", "subject", "durable", "create", "create_durable", "delete")
+func (d *decoder) natsBinding(o *object) *NATSBinding { return d.natsBlock(o, true) }
+
+// natsBlock decodes a nats block: a consumer's (with its durable), or the one of an event an
+// operation publishes (the stream and subject only: the harness observes through an ephemeral
+// ordered consumer of its own).
+func (d *decoder) natsBlock(o *object, consumer bool) *NATSBinding {
+	fields := []string{"url", "stream", "subject", "create", "delete"}
+	if consumer {
+		fields = append(fields, "durable", "create_durable")
+	}
+	bo, ok := d.object(o.fields["nats"].val, o.at("nats"), fields...)
 	if !ok {
 		d.ps.add(o.line, o.at("nats"), "missing required field (url, stream, subject)")
 		return nil
@@ -98,9 +127,12 @@ func (d *decoder) natsBinding(o *object) *NATSBinding {
 	b.URL, _ = d.required(bo, "url", " (nats://127.0.0.1:4222)")
 	b.Stream, _ = d.required(bo, "stream", "")
 	b.Subject, _ = d.required(bo, "subject", "")
-	b.Durable, _ = d.str(bo, "durable")
 	b.Create, _ = d.boolean(bo, "create")
 	b.Delete, _ = d.boolean(bo, "delete")
+	if !consumer {
+		return b
+	}
+	b.Durable, _ = d.str(bo, "durable")
 	if b.Create && b.Durable != "" {
 		b.CreateDurable = DurablePull // what create: true always meant with a durable named
 	}
@@ -118,4 +150,19 @@ func (d *decoder) natsBinding(o *object) *NATSBinding {
 		}
 	}
 	return b
+}
+
+// redeliveryAfter decodes a queue consumer's redelivery_after: RabbitMQ's redelivery delay, which
+// the broker cannot be asked, or JetStream's when no durable is named.
+func (d *decoder) redeliveryAfter(o *object, c *Consumer) {
+	v, ok := d.duration(o, "redelivery_after")
+	switch {
+	case !ok:
+	case c.Transport == TransportWebhook:
+		d.ps.add(o.lineOf("redelivery_after"), o.at("redelivery_after"), "a webhook's redeliveries are the harness's own (it delivers again what was not acknowledged on its own schedule): only a queue consumer declares how long its broker takes")
+	case c.NATS != nil && c.NATS.Durable != "":
+		d.ps.add(o.lineOf("redelivery_after"), o.at("redelivery_after"), "JetStream tells the AckWait and BackOff of nats.durable %q: the harness reads them from the server (declare redelivery_after only for a JetStream consumer without nats.durable)", c.NATS.Durable)
+	default:
+		c.RedeliveryAfter = v
+	}
 }

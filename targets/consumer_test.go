@@ -113,10 +113,10 @@ func TestConsumerProblems(t *testing.T) {
 			[]string{"t.yaml:4: consumers[0].nats.create_durable: needs nats.durable"}},
 		{"a bad create_durable", queueFile("nats", "nats: {url: nats://127.0.0.1:4222, stream: s, subject: s.e, durable: d, create_durable: pulled}", ""),
 			[]string{"t.yaml:4: consumers[0].nats.create_durable: must be pull, push or false"}},
-		{"fail_next without the event", queueFile("amqp", amqpDefault, "    hooks: {fail_next: {path: /fail}}"),
-			[]string{"t.yaml:1: instances: missing required field (consumer q's hooks.fail_next is sent to an instance)", "t.yaml:7: consumers[0].hooks.fail_next: must name the event"}},
+		{"a fail_next request without an HTTP port", queueFile("amqp", amqpDefault, "    hooks: {fail_next: {path: /fail}}"),
+			[]string{"t.yaml:1: instances: missing required field (consumer q's hooks (fail_next, disarm) are requests sent to an instance; a worker without an HTTP port declares fail_next: {message_headers: {...}})"}},
 		{"slow without headers", queueFile("amqp", amqpDefault, "    hooks: {slow: {}}"),
-			[]string{"t.yaml:7: consumers[0].hooks.slow: needs headers"}},
+			[]string{"t.yaml:7: consumers[0].hooks.slow: declare one of headers or message_headers"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,6 +16,9 @@ type Hooks struct {
 	FailNext *HookRequest
 	// Slow makes one attempt take {{.Ms}} milliseconds; nil = none.
 	Slow *SlowHook
+	// HoldPublish holds the API's publications between its commit and its publication; nil =
+	// none.
+	HoldPublish *HoldHook
 }
 
 // HookRequest is a request the harness sends to a hook (method, path, query, headers, body).
@@ -29,8 +32,13 @@ type HookRequest struct {
 // (and the request's {{.Ref}}, {{.Key}}, {{.Tenant}}).
 type SlowHook struct {
 	Headers map[string]string
+	// Env is, on a consumer, the environment (values over {{.Ms}}) the harness restarts the
+	// managed consumer with for the specs that need a slow handling (hooks.slow.env); empty
+	// when the slow hook is headers.
+	Env map[string]string
 
 	headers []header
+	env     []header
 }
 
 // CanFail reports whether the target declares a fail_next hook.
@@ -47,7 +55,7 @@ func (d *decoder) hooks(top *object) *Hooks {
 	if !top.has("hooks") {
 		return nil
 	}
-	o, ok := d.object(top.fields["hooks"].val, "hooks", "fail_next", "slow")
+	o, ok := d.object(top.fields["hooks"].val, "hooks", "fail_next", "slow", "hold_publish")
 	if !ok {
 		return nil
 	}
@@ -72,6 +80,9 @@ func (d *decoder) hooks(top *object) *Hooks {
 			h.Slow = s
 		}
 	}
+	if o.has("hold_publish") {
+		h.HoldPublish = d.holdHook(o)
+	}
 	return h
 }
 
@@ -90,19 +101,24 @@ func (s *SlowHook) apply(req *http.Request, v Vars, ms int64) error {
 
 // SendFailNext sends the fail_next hook to an instance, as a tenant, and expects a 2xx.
 func (t *Target) SendFailNext(ctx context.Context, hc *http.Client, inst *Instance, tn *Tenant, v Vars) error {
-	r := t.Hooks.FailNext
+	return sendHook(ctx, hc, inst, tn, t.Hooks.FailNext, v, "hooks.fail_next")
+}
+
+// sendHook sends a hook's request to an instance, as a tenant, and expects a 2xx; field names
+// the hook in errors.
+func sendHook(ctx context.Context, hc *http.Client, inst *Instance, tn *Tenant, r *HookRequest, v any, field string) error {
 	req, pq, err := r.req.render(ctx, inst, tn, v)
 	if err != nil {
-		return fmt.Errorf("hooks.fail_next: %w", err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("hooks.fail_next: %w", err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("hooks.fail_next: %s %s answered %d: %s", r.Method, pq, resp.StatusCode, msg)
+		return fmt.Errorf("%s: %s %s answered %d: %s", field, r.Method, pq, resp.StatusCode, msg)
 	}
 	return nil
 }

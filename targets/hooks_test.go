@@ -223,7 +223,7 @@ func TestHooksProblems(t *testing.T) {
 		{"fail_next body not JSON", "hooks:\n  fail_next: {path: /f, body: 'status=503'}\n",
 			[]string{"t.yaml:10: hooks.fail_next.body: not valid JSON"}},
 		{"unknown hook", "hooks:\n  kill: {path: /k}\n",
-			[]string{"t.yaml:10: hooks.kill: unknown field (known: fail_next, slow)"}},
+			[]string{"t.yaml:10: hooks.kill: unknown field (known: fail_next, slow, hold_publish)"}},
 		{"hooks not a mapping", "hooks: [fail_next]\n",
 			[]string{"t.yaml:9: hooks: must be a mapping (key: value), got a list"}},
 	}

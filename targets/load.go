@@ -70,7 +70,11 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 	}
 	d := &decoder{ps: ps, warns: problems{file: name}, env: env, anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
 	d.collectAnchors(body)
-	t = d.target(body)
+	if isChain(d.resolve(body)) {
+		t = d.chainTarget(body)
+	} else {
+		t = d.target(body)
+	}
 	t.Path = name
 	t.Warnings = d.warns.list
 	if err := ps.err(); err != nil {
@@ -131,7 +135,9 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Consumers = d.consumers(top)
 	t.Clients = d.clients(top)
 	d.needInstances(top, t)
+	d.checkConsumerHooks(t)
 	d.checkReplicas(top, t)
+	d.checkPublishes(top, t)
 	if t.Lifecycle != nil && t.Lifecycle.UsesBroker() && !slices.ContainsFunc(t.Consumers, func(c *Consumer) bool { return c.Transport != TransportWebhook }) {
 		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Broker}} but no consumer reads from a broker (transport: amqp or nats)")
 	}
@@ -217,8 +223,8 @@ func (d *decoder) needInstances(top *object, t *Target) {
 				why = "webhook consumer " + c.Name + " is delivered to over HTTP"
 			case c.Effects != nil && c.Effects.HTTP != nil, c.State != nil && c.State.HTTP != nil:
 				why = "consumer " + c.Name + " is observed over HTTP; a queue worker without an HTTP port needs SQL observers"
-			case c.Hooks.CanFail():
-				why = "consumer " + c.Name + "'s hooks.fail_next is sent to an instance"
+			case c.Hooks.requests():
+				why = "consumer " + c.Name + "'s hooks (fail_next, disarm) are requests sent to an instance; a worker without an HTTP port declares fail_next: {message_headers: {...}}"
 			}
 			if why != "" {
 				break

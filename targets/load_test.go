@@ -395,8 +395,8 @@ func TestEveryExampleParses(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
-		if len(tg.Operations) == 0 && len(tg.Consumers) == 0 && len(tg.Clients) == 0 {
-			t.Errorf("%s: no operations, consumers or clients", f)
+		if len(tg.Operations) == 0 && len(tg.Consumers) == 0 && len(tg.Clients) == 0 && tg.Chain == nil {
+			t.Errorf("%s: no operations, consumers, clients or chain", f)
 		}
 		tg.Close()
 	}

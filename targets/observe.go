@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"           // registers the "sqlite" database/sql driver
+	"github.com/retrysafe/retrysafe/targets/postgres"
 )
 
 // maxObserverBody caps what an HTTP observer reads from the target.
@@ -174,7 +174,11 @@ func (t *Target) db(q *SQLQuery) (*sql.DB, error) {
 	if db, ok := t.dbs[key]; ok {
 		return db, nil
 	}
-	db, err := sql.Open(driverName(q.Driver), q.DSN)
+	open := func(dsn string) (*sql.DB, error) { return sql.Open(driverName(q.Driver), dsn) }
+	if q.Driver == Postgres {
+		open = func(dsn string) (*sql.DB, error) { return postgres.Open(dsn, 0) } // waits while the server is full
+	}
+	db, err := open(q.DSN)
 	if err != nil {
 		return nil, err
 	}

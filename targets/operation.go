@@ -64,10 +64,14 @@ type Operation struct {
 	// FingerprintIgnore are the JSONPaths of body fields (or "?name" query parameters) the API
 	// leaves out of its fingerprint on purpose: the mismatch check does not change them.
 	FingerprintIgnore []string
+	// Publishes are the events the operation publishes (its publishes block); empty = none
+	// declared.
+	Publishes []*Publish
 
-	req     request
-	variant *tmpl
-	forms   []KeyForm
+	req        request
+	ignoreForm []string // in a form body, the names of the fields FingerprintIgnore names
+	variant    *tmpl
+	forms      []KeyForm
 }
 
 // HasVariant reports whether the operation declares a variant_body for the mismatch check.
@@ -112,7 +116,7 @@ type request struct {
 }
 
 var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer",
-	"fingerprint_ignore"}
+	"fingerprint_ignore", "publishes"}
 
 // operations decodes the operation list.
 func (d *decoder) operations(top *object, t *Target) []*Operation {
@@ -137,7 +141,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 		d.request(o, &op.req, "POST")
 		op.Method, op.Path, op.BodyFormat = op.req.method, srcOf(op.req.path), op.req.format
 		op.Headers, op.Body = headerMap(op.req.headers), srcOf(op.req.body)
-		op.FingerprintIgnore = d.fingerprintIgnore(o)
+		op.FingerprintIgnore, op.ignoreForm = d.fingerprintIgnore(o, op.req.format)
 		if o.has("variant_body") {
 			if tp, ok := d.tmplField(o, "variant_body", requestFields); ok {
 				op.variant, op.VariantBody = tp, tp.src
@@ -151,6 +155,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 		if o.has("observer") {
 			op.Observer = d.observer(o)
 		}
+		op.Publishes = d.publishes(o, op)
 		out = append(out, op)
 	}
 	return out
@@ -174,9 +179,14 @@ func headerMap(hs []header) map[string]string {
 // tmplHeaders decodes o's headers, whose values are templates over fields; declared counts them
 // all, those with a bad template (reported, and left out of hs) included.
 func (d *decoder) tmplHeaders(o *object, fields []string) (hs []header, declared int) {
-	all := d.headers(o, "headers")
+	return d.tmplHeadersAt(o, "headers", fields)
+}
+
+// tmplHeadersAt is tmplHeaders of o's mapping name (message_headers, env).
+func (d *decoder) tmplHeadersAt(o *object, name string, fields []string) (hs []header, declared int) {
+	all := d.headers(o, name)
 	for _, h := range all {
-		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at("headers")+"."+h.Name, fields); ok {
+		if tp, ok := d.compile(h.Value, srcPos{line: h.line}, o.at(name)+"."+h.Name, fields); ok {
 			h.tmpl = tp
 			hs = append(hs, h)
 		}
@@ -389,14 +399,24 @@ func (d *decoder) observerAt(o *object, name string, fields []string) *Observer 
 		}
 		return nil
 	}
-	ho, ok := d.object(oo.fields["http"].val, oo.at("http"), "method", "path", "query", "headers", "jsonpath")
+	h := d.httpObserver(oo, "http", fields, " (such as $.count)")
+	if h == nil {
+		return nil
+	}
+	return &Observer{HTTP: h, Bulk: bulk, perTenant: perTenant}
+}
+
+// httpObserver decodes an HTTP request that reads one number (method, default GET, path,
+// query, headers, jsonpath) in field name of o; hint follows a missing jsonpath's problem.
+func (d *decoder) httpObserver(o *object, name string, fields []string, hint string) *HTTPObserver {
+	ho, ok := d.object(o.fields[name].val, o.at(name), "method", "path", "query", "headers", "jsonpath")
 	if !ok {
 		return nil
 	}
 	h := &HTTPObserver{}
 	d.requestWith(ho, &h.req, "GET", fields)
 	h.Method, h.Path, h.Query, h.Headers = h.req.method, srcOf(h.req.path), srcOf(h.req.query), headerMap(h.req.headers)
-	if s, ok := d.required(ho, "jsonpath", " (such as $.count)"); ok {
+	if s, ok := d.required(ho, "jsonpath", hint); ok {
 		p, err := jsonpath.Parse(strings.TrimSpace(s))
 		if err != nil {
 			d.ps.add(ho.lineOf("jsonpath"), ho.at("jsonpath"), "bad JSONPath %q: %v", s, err)
@@ -404,22 +424,29 @@ func (d *decoder) observerAt(o *object, name string, fields []string) *Observer 
 		}
 		h.JSONPath, h.path = strings.TrimSpace(s), p
 	}
-	return &Observer{HTTP: h, Bulk: bulk, perTenant: perTenant}
+	return h
 }
 
 // fingerprintIgnore decodes an operation's fingerprint_ignore: JSONPaths of body fields
-// ($.field, $.a.b, $.items[0]) and ?name query parameters.
-func (d *decoder) fingerprintIgnore(o *object) []string {
+// ($.field, $.a.b, $.items[0]) and ?name query parameters; in a form body each path names one
+// form field (forms: $.metadata.ref and $['metadata[ref]'] both name metadata[ref]).
+func (d *decoder) fingerprintIgnore(o *object, format BodyFormat) (out, forms []string) {
 	paths, ok := d.strings(o, "fingerprint_ignore")
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for i, p := range paths {
 		p = strings.TrimSpace(p)
 		at := fmt.Sprintf("%s[%d]", o.at("fingerprint_ignore"), i)
 		switch {
 		case strings.HasPrefix(p, "?") && len(p) > 1:
+		case strings.HasPrefix(p, "$") && format == BodyForm:
+			name, err := FormFieldName(p)
+			if err != nil {
+				d.ps.add(o.lineOf("fingerprint_ignore"), at, "in a form body: %v", err)
+				continue
+			}
+			forms = append(forms, name)
 		case strings.HasPrefix(p, "$"):
 			if _, err := jsonpath.Parse(p); err != nil {
 				d.ps.add(o.lineOf("fingerprint_ignore"), at, "bad JSONPath %q: %v", p, err)
@@ -431,5 +458,5 @@ func (d *decoder) fingerprintIgnore(o *object) []string {
 		}
 		out = append(out, p)
 	}
-	return out
+	return out, forms
 }

@@ -9,7 +9,10 @@
 // default is an error naming NAME; $${ is a literal ${. Values marked (template) are Go
 // text/template strings that know {{.Ref}} (unique per operation and run), {{.Key}} (the
 // idempotency key) and {{.Tenant}} (tenant name), plus the function json ({{json .Ref}} writes a JSON
-// string); lifecycle command and env also know {{.Addr}}, {{.Downstream}} and {{.Storage}}.
+// string); lifecycle command and env also know {{.Addr}}, {{.Downstream}}, {{.Storage}},
+// {{.EventsURL}} (the harness's receiver of the API's webhook events) and {{.EventsBroker}} (the
+// host:port, behind a fault proxy, of where the API's events go: its first event's broker, or
+// the receiver; event-under-broker-outage cuts it).
 // Quote a YAML value that starts with {{ or ${.
 //
 //	name: reference                  # optional; default: the file name without extension
@@ -50,6 +53,25 @@
 //	        driver: postgres         # postgres | mysql (also MariaDB) | sqlite
 //	        dsn: ${ORDERS_DSN}       # sqlite: a file path (relative to this file) or file: URI
 //	        query: SELECT count(*) FROM orders WHERE ref = '{{.Ref}}'   # (template) one integer
+//	    publishes:                   # optional: the events the operation publishes (an outbox's)
+//	      - name: order.created      # required, unique in the operation
+//	        amqp: {url: "amqp://guest:guest@127.0.0.1:5672/", exchange: orders, routing_key: order.created}
+//	                                 # a named exchange (the harness binds an exclusive, auto-deleted
+//	                                 # queue of its own: never the default exchange); routing_key is
+//	                                 # that queue's binding key (default #); create: true declares a
+//	                                 # durable topic exchange at the start and deletes it at the end
+//	        # or nats: {url: "nats://127.0.0.1:4222", stream: ORDERS, subject: orders.created}
+//	        #                        # observed by an ephemeral ordered consumer (never a WorkQueue
+//	        #                        # stream); create: true makes the stream, delete: true deletes it
+//	        # or webhook: {listen: "127.0.0.1:0", path: /events}   the harness's receiver (2xx);
+//	        #                        # without listen, lifecycle must pass {{.EventsURL}} (or
+//	        #                        # http://{{.EventsBroker}}/PATH, through a fault proxy)
+//	        id: {jsonpath: $.id}     # where the event id travels: {jsonpath}, {header: NAME} or
+//	                                 # {message_id: true} (queues): what consumers dedupe on
+//	        ref: {jsonpath: $.data.ref}   # the member that carries the operation's {{.Ref}}, or
+//	        # record: {jsonpath: $.data.id, answer: $.id}   the id of the record its 2xx answer names
+//	        within: 10s              # published at most this long after the first 2xx (default 10s)
+//	        ignore: [$.sent_at]      # members that may differ between copies of one id
 //	auth: bearer                     # bearer (default) | header (an API key header) | none (no
 //	                                 # credentials: the credential specs are skipped)
 //	tenants:                         # optional; two or more enable the tenancy checks
@@ -104,6 +126,12 @@
 //	hooks:                           # optional black-box fault hooks of a test deployment
 //	  fail_next: {method: POST, path: /_test/fail}     # sent just before an attempt: it fails
 //	  slow: {headers: {X-Test-Delay: "{{.Ms}}"}}       # makes one attempt take {{.Ms}} ms
+//	  hold_publish:                  # holds the publications between the commit and the publish
+//	    hold: {method: POST, path: /_test/hold-publish}       # sent to every instance: each of
+//	                                 # its publications waits before it publishes
+//	    held: {path: /_test/hold-publish, jsonpath: $.held}   # how many wait now (GET): the
+//	                                 # harness kills an instance once one does
+//	    release: {method: DELETE, path: /_test/hold-publish}  # optional: lets them go
 //	consumers:                       # optional event consumers under test (then operations may be
 //	  - name: webhooks               # left out); the harness delivers every event at least once
 //	    transport: webhook           # webhook (default) | amqp | nats
@@ -147,6 +175,7 @@ import (
 	"crypto/x509"
 	"database/sql"
 	"errors"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -205,14 +234,18 @@ type Target struct {
 	Consumers []*Consumer
 	// Clients are the clients of an idempotent API under test; empty = none.
 	Clients []*Client
+	// Chain holds the three parts of a chain target file (a client, an API and a consumer run
+	// end to end): a chain target sets only Name, Path and Chain. Nil for any other target.
+	Chain *Chain
 	// Secrets are extra values to redact from all output.
 	Secrets []string
 	// Warnings are declarations that are valid but contradict what an idempotent API should
 	// do (such as a 5xx declared for a client's malformed key); validate prints them.
 	Warnings []Problem
 
-	mu  sync.Mutex
-	dbs map[string]*sql.DB
+	mu    sync.Mutex
+	dbs   map[string]*sql.DB
+	owned []io.Closer // closed by Close, newest first (Own)
 }
 
 // Instance is one base URL of the service.
@@ -402,6 +435,12 @@ func (l *Lifecycle) UsesStorage() bool { return l.uses("Storage") }
 // UsesBroker reports whether the command or env refers to {{.Broker}}.
 func (l *Lifecycle) UsesBroker() bool { return l.uses("Broker") }
 
+// UsesEventsURL reports whether the command or env refers to {{.EventsURL}}.
+func (l *Lifecycle) UsesEventsURL() bool { return l.uses("EventsURL") }
+
+// UsesEventsBroker reports whether the command or env refers to {{.EventsBroker}}.
+func (l *Lifecycle) UsesEventsBroker() bool { return l.uses("EventsBroker") }
+
 func (l *Lifecycle) uses(name string) bool {
 	if l == nil {
 		return false
@@ -436,7 +475,8 @@ type Storage struct {
 	Listen string
 }
 
-// Close releases the database connections the SQL observers opened.
+// Close releases the database connections the SQL observers opened and what the target owns
+// (Own).
 func (t *Target) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -445,7 +485,19 @@ func (t *Target) Close() error {
 		errs = append(errs, db.Close())
 	}
 	t.dbs = nil
+	for i := len(t.owned) - 1; i >= 0; i-- {
+		errs = append(errs, t.owned[i].Close())
+	}
+	t.owned = nil
 	return errors.Join(errs...)
+}
+
+// Own makes Close close c too: what was set up for this target alone (ports reserved for its
+// processes, a database schema), released with it.
+func (t *Target) Own(c io.Closer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.owned = append(t.owned, c)
 }
 
 // sensitiveHeaders are header names whose static values are secret wherever they appear.
@@ -497,9 +549,13 @@ func (t *Target) SecretValues() []string {
 		out = append(out, dsnPassword(q.Driver, q.DSN))
 	}
 	out = append(out, t.Secrets...)
+	brokerURLs := t.publishBrokerURLs()
 	for _, c := range t.Consumers {
 		out = append(out, c.Signing.Secret)
-		if pu, err := url.Parse(c.brokerURL()); err == nil && pu.User != nil {
+		brokerURLs = append(brokerURLs, c.brokerURL())
+	}
+	for _, raw := range brokerURLs {
+		if pu, err := url.Parse(raw); err == nil && pu.User != nil {
 			if pw, ok := pu.User.Password(); ok && pw != "guest" {
 				out = append(out, pw)
 			}

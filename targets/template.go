@@ -37,16 +37,22 @@ type LifecycleVars struct {
 	Storage string
 	// Broker is the host:port (a fault proxy) a queue consumer must use to reach its broker.
 	Broker string
+	// EventsURL is the URL of the harness's receiver an API delivers its webhook events to
+	// (publishes[].webhook).
+	EventsURL string
+	// EventsBroker is the host:port (a fault proxy) an API must use to reach where its events go:
+	// the broker of its first declared event, or the harness's receiver for a webhook event.
+	EventsBroker string
 }
 
 var (
 	requestFields   = []string{"Ref", "Key", "Tenant"}
-	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker"}
+	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker", "EventsURL", "EventsBroker"}
 	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq", "Prefix",
-		"EventID", "Object", "Version", "Time", "Type", "Broker", "URL", "CAFile", "State", "Ops", "OpsFile"}
+		"EventID", "Object", "Version", "Time", "Type", "Broker", "EventsURL", "EventsBroker", "URL", "CAFile", "State", "Ops", "OpsFile", "Status", "Text"}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
-		Broker: "127.0.0.1:4"}
+		Broker: "127.0.0.1:4", EventsURL: "http://127.0.0.1:5/events", EventsBroker: "127.0.0.1:6"}
 )
 
 // templateFuncs are the functions templates may call besides text/template's built-ins (printf,
@@ -142,6 +148,8 @@ func varField(v any, name string) (string, bool) {
 			return v.Ref, true
 		case "Ms":
 			return v.Ms, true
+		case "When":
+			return v.When, true
 		}
 	case BulkVars:
 		if name == "Prefix" {
@@ -164,6 +172,10 @@ func varField(v any, name string) (string, bool) {
 			return v.Storage, true
 		case "Broker":
 			return v.Broker, true
+		case "EventsURL":
+			return v.EventsURL, true
+		case "EventsBroker":
+			return v.EventsBroker, true
 		}
 		return varField(v.Vars, name)
 	case ClientVars:
@@ -180,6 +192,19 @@ func varField(v any, name string) (string, bool) {
 			return v.Ops, true
 		case "OpsFile":
 			return v.OpsFile, true
+		}
+	case ErrorVars:
+		switch name {
+		case "Status":
+			return v.Status, true
+		case "Text":
+			return v.Text, true
+		case "Ref":
+			return v.Ref, true
+		case "Key":
+			return v.Key, true
+		case "Seq":
+			return v.Seq, true
 		}
 	case ResponseVars:
 		switch name {
@@ -392,6 +417,8 @@ func (d *decoder) compile(src string, at srcPos, path string, known []string) (*
 // sampleFor returns sample values for templates that know these placeholders.
 func sampleFor(known []string) any {
 	switch {
+	case slices.Contains(known, "Status"):
+		return sampleError
 	case slices.Contains(known, "OpsFile"):
 		return ClientVars{URL: "http://127.0.0.1:8080", CAFile: "/tmp/ca.pem", State: "/tmp/state", Ref: "rs-sample", Ops: "3", OpsFile: "/tmp/ops.json"}
 	case slices.Contains(known, "Key") && slices.Contains(known, "Seq"):
@@ -400,6 +427,9 @@ func sampleFor(known []string) any {
 		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
 		if slices.Contains(known, "Ms") {
 			v.Ms = "1000"
+		}
+		if slices.Contains(known, "When") {
+			v.When = FailBeforeEffect
 		}
 		return v
 	case slices.Contains(known, "Seq"):

@@ -44,8 +44,12 @@ func (op *Operation) FieldVariants(body []byte, rawQuery string, max int) (vs []
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
 	case op.BodyFormat == BodyForm:
-		for _, v := range formVariants(string(body)) {
-			if !skip(v.Field) && !add(v) {
+		skipForm := func(name string) bool {
+			return slices.ContainsFunc(op.ignoreForm, func(ig string) bool { return formFieldWithin(name, ig) }) ||
+				(op.Key.In == KeyInBody && name == op.Key.Name)
+		}
+		for _, v := range formVariants(string(body), skipForm) {
+			if !add(v) {
 				return vs, more, nil
 			}
 		}
@@ -190,11 +194,21 @@ func writeCompact(b *bytes.Buffer, v any) {
 	}
 }
 
-// formVariants changes each field of a form body on its own (fields named $.name).
-func formVariants(body string) []FieldVariant {
-	return pairVariants(strings.TrimSpace(body), func(name, changed string) FieldVariant {
+// formVariants changes each field of a form body on its own (fields named $.name, or
+// $['metadata[ref]']), but those skip leaves out by name.
+func formVariants(body string, skip func(name string) bool) []FieldVariant {
+	var out []FieldVariant
+	for _, v := range pairVariants(strings.TrimSpace(body), func(name, changed string) FieldVariant {
+		if skip(name) {
+			return FieldVariant{}
+		}
 		return FieldVariant{Field: "$" + memberPath(name), Body: []byte(changed)}
-	})
+	}) {
+		if v.Field != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // queryVariants changes each query parameter on its own (fields named ?name).

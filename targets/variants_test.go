@@ -173,6 +173,12 @@ func TestFieldVariantsForm(t *testing.T) {
 			[]FieldVariant{{Field: "$.ref", Body: []byte("ref=r-2&token=k-1")}}},
 		{"fingerprint_ignore", "    body_format: form\n    fingerprint_ignore: [$.note]\n", "note=n&ref=r",
 			[]FieldVariant{{Field: "$.ref", Body: []byte("note=n&ref=s")}}},
+		{"bracketed names ignored, either way named", "    body_format: form\n    fingerprint_ignore: [$.metadata.ref, \"$['card[number]']\"]\n",
+			"metadata%5Bref%5D=r&card%5Bnumber%5D=4242&amount=1",
+			[]FieldVariant{{Field: "$.amount", Body: []byte("metadata%5Bref%5D=r&card%5Bnumber%5D=4242&amount=2")}}},
+		{"a parent ignores the fields nested in it", "    body_format: form\n    fingerprint_ignore: [$.metadata]\n",
+			"metadata%5Bref%5D=r&metadata%5Ba%5D%5Bb%5D=n&metadatax=1",
+			[]FieldVariant{{Field: "$.metadatax", Body: []byte("metadata%5Bref%5D=r&metadata%5Ba%5D%5Bb%5D=n&metadatax=2")}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/retrysafe/retrysafe/targets/reference/client"
@@ -19,6 +21,7 @@ type clientFlags struct {
 	url, state, ref, opsFile, mutant, jitter string
 	ops, sameRefAmount                       int
 	policy                                   client.Policy
+	headers                                  []string
 }
 
 func newClientCmd() *cobra.Command {
@@ -32,8 +35,9 @@ the body {"ref", "amount", "currency", "created_at"}, and retries each until it 
 (any 2xx) or fails finally.
 
 Operations: without --ops-file, --ops N operations with refs PREFIX-1 .. PREFIX-N (--ref
-PREFIX), amount 1000, currency eur, and with --same-ref-amount A (or $RETRYSAFE_CLIENT_SAME_REF_AMOUNT)
-one more: PREFIX-1 with amount A. With --ops-file, one operation per entry of a JSON
+PREFIX), amount 1000, currency eur; with --same-ref-amount A (or $RETRYSAFE_CLIENT_SAME_REF_AMOUNT)
+the last of the N is PREFIX-1 again with amount A (N counts every operation, as a harness's
+{{.Ops}} does). With --ops-file, one operation per entry of a JSON
 array [{"ref": "...", "params": {"amount": 2000, ...}}, ...], params merged into the body
 over the defaults; --ref is then unused and --ops, if given, must equal the entry count.
 Two entries with one ref are two operations with two keys.
@@ -44,7 +48,8 @@ command line and directory after a kill: a pending operation resumes with its st
 and body, a finished one is not sent again (its line is printed again).
 
 Retries: on no response (refused, reset, closed, --attempt-timeout), any 5xx, 409 and 429,
-at most --max-attempts attempts per operation (counted across restarts). Never on 400, 401,
+at most --max-attempts (or $RETRYSAFE_CLIENT_MAX_ATTEMPTS) attempts per operation (counted
+across restarts). Never on 400, 401,
 403, 404, 422, any other 4xx, 1xx or 3xx. Retry n waits a delay drawn by --jitter below
 min(--backoff-max, --backoff-initial * --backoff-multiplier^(n-1)): full from [10ms, cap],
 equal from [cap/2, cap], none the cap; never under 10ms; and at least the Retry-After
@@ -84,14 +89,15 @@ its operation stays pending).
 	fl.StringVar(&f.ref, "ref", "", "ref prefix: operations are PREFIX-1 .. PREFIX-N (required without --ops-file)")
 	fl.IntVar(&f.ops, "ops", 0, "number of operations (required without --ops-file; with it, must equal its entry count)")
 	fl.StringVar(&f.opsFile, "ops-file", "", `JSON file of operations: [{"ref": "...", "params": {...}}, ...]`)
-	fl.IntVar(&f.sameRefAmount, "same-ref-amount", 0, "without --ops-file, one more operation after the others: the first one's ref with this amount (default $"+sameRefEnv+")")
+	fl.IntVar(&f.sameRefAmount, "same-ref-amount", 0, "without --ops-file, the last of the --ops operations is the first one's ref with this amount (default $"+sameRefEnv+")")
 	fl.StringVar(&f.mutant, "mutant", "", "run a deliberately broken client (see `retrysafe mutants`)")
-	fl.IntVar(&f.policy.MaxAttempts, "max-attempts", client.DefaultMaxAttempts, "attempts per operation, the first included")
+	fl.IntVar(&f.policy.MaxAttempts, "max-attempts", client.DefaultMaxAttempts, "attempts per operation, the first included (default $"+maxAttemptsEnv+" when set)")
 	fl.DurationVar(&f.policy.AttemptTimeout, "attempt-timeout", client.DefaultAttemptTimeout, "bound of one attempt; the client then closes its connection")
 	fl.DurationVar(&f.policy.Initial, "backoff-initial", client.DefaultBackoffInitial, "backoff cap of the first retry")
 	fl.Float64Var(&f.policy.Multiplier, "backoff-multiplier", client.DefaultBackoffMultiplier, "factor of the backoff cap from one retry to the next")
 	fl.DurationVar(&f.policy.Max, "backoff-max", client.DefaultBackoffMax, "largest backoff cap")
 	fl.StringVar(&f.jitter, "jitter", string(client.DefaultJitter), "how a delay is drawn below its cap: full, equal or none")
+	fl.StringArrayVar(&f.headers, "header", nil, `"Name: value" sent with every attempt (credentials, say); repeatable`)
 	return cmd
 }
 
@@ -99,6 +105,22 @@ its operation stays pending).
 func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 	var err error
 	cfg := client.Config{BaseURL: f.url, StateDir: f.state, Policy: f.policy}
+	if v, ok := os.LookupEnv(maxAttemptsEnv); ok && !cmd.Flags().Changed("max-attempts") {
+		if cfg.Policy.MaxAttempts, err = strconv.Atoi(v); err != nil || cfg.Policy.MaxAttempts < 1 {
+			return cfg, usageErr("$%s %q: want a positive number of attempts", maxAttemptsEnv, v)
+		}
+		f.policy.MaxAttempts = cfg.Policy.MaxAttempts
+	}
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return cfg, usageErr("--header %q: want \"Name: value\"", h)
+		}
+		if cfg.Header == nil {
+			cfg.Header = http.Header{}
+		}
+		cfg.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
 	if cfg.Mutant, err = client.ParseMutant(f.mutant); err != nil {
 		return cfg, usageErr("--mutant: %v", err)
 	}
@@ -143,8 +165,11 @@ func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 				return cfg, usageErr("$%s %q: want a positive amount", sameRefEnv, v)
 			}
 		}
+		if amount > 0 && f.ops < 2 {
+			return cfg, usageErr("--ops %d with a same-ref amount: at least 2 are needed (the last is the first one's ref with amount %d)", f.ops, amount)
+		}
 		if amount > 0 {
-			cfg.Ops = append(cfg.Ops, client.Operation{Ref: cfg.Ops[0].Ref, Params: map[string]any{"amount": amount}})
+			cfg.Ops[len(cfg.Ops)-1] = client.Operation{Ref: cfg.Ops[0].Ref, Params: map[string]any{"amount": amount}}
 		}
 	}
 	if f.opsFile != "" && cmd.Flags().Changed("same-ref-amount") {
@@ -152,6 +177,10 @@ func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 	}
 	return cfg, nil
 }
+
+// maxAttemptsEnv is the environment variable --max-attempts defaults to: how a harness's
+// configuration (clients[].configurations[].env) sets the client's attempts.
+const maxAttemptsEnv = "RETRYSAFE_CLIENT_MAX_ATTEMPTS"
 
 // sameRefEnv is the environment variable --same-ref-amount defaults to: how a harness asks the
 // client for a second operation with the first one's ref without an ops file.

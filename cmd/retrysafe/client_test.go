@@ -118,6 +118,10 @@ func TestClientCommandExitCodes(t *testing.T) {
 		{"all succeed", []string{"--ref", "good", "--ops", "2"}, 0, []string{"ok good-1 key=", "ok good-2 key="}},
 		{"ops file, one ref twice", []string{"--ops-file", opsFile, "--ops", "2"}, 0, []string{"ok twice key="}},
 		{"no key sent", []string{"--ref", "nokey", "--ops", "1", "--mutant", "no-key"}, 0, []string{"ok nokey-1 key=- attempts=1"}},
+		{"the last operation with the first one's ref", []string{"--ref", "same", "--ops", "3", "--same-ref-amount", "2000"}, 0,
+			[]string{"ok same-1 key=", "ok same-2 key="}},
+		{"a same-ref amount needs two operations", []string{"--ref", "x", "--ops", "1", "--same-ref-amount", "2000"}, 2,
+			[]string{"--ops 1 with a same-ref amount: at least 2 are needed"}},
 		{"rejected", []string{"--ref", "bad", "--ops", "1"}, 1, []string{"failed bad-1: 422 after 1 attempt", "retrysafe: client: 1 of 1 operations failed"}},
 		{"out of attempts", []string{"--ref", "busy", "--ops", "1", "--max-attempts", "2"}, 1, []string{"failed busy-1: gave up after 2 attempts: 503", "busy-1: retry 1 in"}},
 		{"no url", []string{"--url", "", "--ref", "x", "--ops", "1"}, 2, []string{"--url: the API's base URL is required"}},
@@ -141,9 +145,40 @@ func TestClientCommandExitCodes(t *testing.T) {
 			mustContain(t, "output", res.out, tc.want...)
 		})
 	}
+	if same := a.attempts("same-1"); len(same) != 2 || same[0].key == same[1].key || !strings.Contains(same[1].body, `"amount":2000`) ||
+		len(a.attempts("same-3")) != 0 {
+		t.Errorf("--ops 3 --same-ref-amount 2000 sent %v for same-1 and %d for same-3; want same-1 twice (the second with amount 2000, another key), no same-3",
+			same, len(a.attempts("same-3")))
+	}
 	twice := a.attempts("twice")
 	if len(twice) != 2 || twice[0].key == twice[1].key {
 		t.Errorf("two ops-file entries with one ref sent keys %v, want two different keys", twice)
+	}
+}
+
+// --max-attempts defaults to $RETRYSAFE_CLIENT_MAX_ATTEMPTS (how a target's configuration sets
+// it); the flag wins over it, and a value that is not a positive number is refused.
+func TestClientMaxAttemptsFromEnv(t *testing.T) {
+	a := newClientAPI(t)
+	for _, tc := range []struct {
+		name, env, ref string
+		flags          []string
+		code           int
+		want           string
+	}{
+		{"from the env", "2", "busy-env", nil, 1, "failed busy-env-1: gave up after 2 attempts: 503"},
+		{"the flag over the env", "2", "busy-flag", []string{"--max-attempts", "3"}, 1, "failed busy-flag-1: gave up after 3 attempts: 503"},
+		{"not a number", "zero", "busy-nan", nil, 2, `$RETRYSAFE_CLIENT_MAX_ATTEMPTS "zero": want a positive number of attempts`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(maxAttemptsEnv, tc.env)
+			args := []string{"client", "--url", a.srv.URL, "--state", t.TempDir(), "--backoff-initial", "10ms", "--backoff-max", "20ms", "--ref", tc.ref, "--ops", "1"}
+			res := execCLI(t, append(args, tc.flags...)...)
+			if res.code != tc.code {
+				t.Errorf("exit code %d, want %d; output:\n%s", res.code, tc.code, res.out)
+			}
+			mustContain(t, "output", res.out, tc.want)
+		})
 	}
 }
 
@@ -172,6 +207,7 @@ func TestClientCommandInterruptedExitsThree(t *testing.T) {
 // and its first attempt after the restart carries the held key and body; SIGTERM stops it
 // with exit code 3.
 func TestClientProcessKilledAndRestarted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -231,5 +267,40 @@ func TestMutantsListsTheClientsMutants(t *testing.T) {
 	}
 	if i, j := strings.Index(out, "consumer:"), strings.Index(out, "client:"); i < 0 || j < i {
 		t.Errorf("the client's mutants should follow the consumer's:\n%s", out)
+	}
+}
+
+// retrysafe validate refuses a client's bad error template, an identity path that names no
+// field and a jitter range outside [0, 1], each as FILE:LINE: field: message, and exits 2; the
+// provider SDK's example validates.
+func TestValidateClientSDKFields(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sdk.yaml")
+	src := `name: sdk
+clients:
+  - name: sdk
+    errors:
+      5xx: {body: '{"error": {"type": "api_error", "message": {{json .Txt}}}}'}
+    operations:
+      - name: charge
+        path: /v1/charges
+        body_format: form
+        identity: ['$.metadata[*]']
+    retry:
+      backoff: {jitter: {min: 0.75, max: 1.25}}
+`
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := execCLI(t, "validate", file)
+	if res.code != exitUsage {
+		t.Errorf("validate: exit %d, want %d:\n%s", res.code, exitUsage, res.out)
+	}
+	mustContain(t, "validate output", res.out,
+		file+":5: clients[0].errors.5xx.body: unknown placeholder {{.Txt}} (known: .Status, .Text, .Ref, .Key, .Seq); did you mean {{.Text}}?",
+		file+`:10: clients[0].operations[0].identity[0]: in a form body: "$.metadata[*]" can select several values`,
+		file+`:12: clients[0].retry.backoff.jitter.max: must be a fraction of the cap between 0 and 1, got "1.25"`)
+	example := filepath.Join("..", "..", "targets", "examples", "client-provider-sdk.yaml")
+	if res := execCLI(t, "validate", example); res.code != exitOK {
+		t.Errorf("validate %s: exit %d:\n%s", example, res.code, res.out)
 	}
 }

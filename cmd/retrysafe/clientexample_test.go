@@ -15,6 +15,7 @@ import (
 // client property, the second operation with the first one's reference asked for through the
 // environment, and the restart scenario killing and restarting the process.
 func TestClientCLIExamplePasses(t *testing.T) {
+	t.Parallel()
 	bin := buildRetrysafe(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

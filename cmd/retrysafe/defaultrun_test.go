@@ -21,6 +21,7 @@ import (
 // row per fault event and draws each in a mark (one mark stands for every fault of its pixel
 // column).
 func TestDefaultRunReportsEveryFault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := buildRetrysafe(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)

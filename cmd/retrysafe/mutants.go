@@ -43,7 +43,8 @@ must catch it, the stores it runs on, and its bug. The API's come first; the con
 }
 
 // consumerCatches names the properties that catch a consumer mutant, each with its transports
-// when not all of the mutant's and its shape when it has no sink: "redelivery, lost-ack (amqp,nats; no-sink)".
+// when not all of the mutant's and its shape when not the sink one: "redelivery, lost-ack
+// (amqp,nats; no-sink), crash-before-ack (nats; long-ack-wait)".
 func consumerCatches(m consumer.MutantInfo) string {
 	var parts []string
 	for _, c := range m.Caught {
@@ -51,8 +52,8 @@ func consumerCatches(m consumer.MutantInfo) string {
 		if len(c.Transports) > 0 && len(c.Transports) < len(m.Transports) {
 			notes = append(notes, strings.Join(c.Transports, ","))
 		}
-		if c.Shape == consumer.ShapeNoSink {
-			notes = append(notes, "no-sink")
+		if c.Shape != consumer.ShapeSink {
+			notes = append(notes, string(c.Shape))
 		}
 		if len(notes) > 0 {
 			parts = append(parts, c.Property+" ("+strings.Join(notes, "; ")+")")

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults/ports"
 	"github.com/retrysafe/retrysafe/suites/selftest"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
@@ -25,7 +25,7 @@ const (
 )
 
 // managedReference describes the reference API that `run` starts by itself through the
-// embedded managed target file: a `retrysafe serve` subprocess on a free port, on the given
+// embedded managed target file: a `retrysafe serve` subprocess on a port reserved for it, on the given
 // store (SQLite in a temporary folder by default), bound to the harness's downstream sink.
 // The processes start later, with the faults (suites.SetUpFaults); tmp receives the SQLite
 // file and is removed by the caller.
@@ -34,40 +34,47 @@ func managedReference(store, tmp string) (*targets.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	reserved, err := ports.Reserve(1)
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	// SQLite goes into tmp: its DefaultDSN would create a temporary folder of its own.
 	dsn := filepath.Join(tmp, "reference.db")
 	if store != "sqlite" {
 		if dsn, err = reference.DefaultDSN(store); err != nil {
+			reserved.Close()
 			return nil, err
 		}
 	}
 	vars := map[string]string{
 		"RETRYSAFE_BIN":          self,
-		"RETRYSAFE_URL":          "http://" + addr,
+		"RETRYSAFE_URL":          reserved.URLs()[0],
+		"RETRYSAFE_REUSE_PORT":   "true",
 		"RETRYSAFE_STORE":        store,
 		"RETRYSAFE_DSN":          dsn,
 		"RETRYSAFE_DURABLE":      fmt.Sprint(store != "memory"),
 		"RETRYSAFE_RETENTION":    selfRetention,
 		"RETRYSAFE_LOCK_TIMEOUT": selfLockTimeout,
 	}
-	return targets.Parse("reference-managed.yaml (embedded)", examples.ReferenceManaged, func(name string) (string, bool) {
+	t, err := targets.Parse("reference-managed.yaml (embedded)", examples.ReferenceManaged, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
 		}
 		return os.LookupEnv(name)
 	})
+	if err != nil {
+		reserved.Close()
+		return nil, err
+	}
+	t.Own(reserved) // the process's port stays its own across kills and restarts
+	return t, nil
 }
 
 // managedConsumer describes the reference consumer that `run --consumer TRANSPORT` starts by
 // itself (selftest.ManagedConsumer), on the given store (SQLite in tmp by default), with a short
-// lock timeout and dedupe retention so that every property runs within --max-wait.
-func managedConsumer(transport, store, tmp string) (*targets.Target, error) {
+// lock timeout and dedupe retention so that every property runs within --max-wait; its broker
+// topology is named from the run id (retrysafe-run-RUNID-TRANSPORT-...).
+func managedConsumer(transport, store, tmp, runID string) (*targets.Target, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -81,9 +88,27 @@ func managedConsumer(transport, store, tmp string) (*targets.Target, error) {
 	lock, _ := time.ParseDuration(selfLockTimeout)
 	dedupe, _ := time.ParseDuration(selfDedupeRetention)
 	t, err := selftest.ManagedConsumer(selftest.ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: self,
-		LockTimeout: lock, DedupeRetention: dedupe})
+		LockTimeout: lock, DedupeRetention: dedupe, Names: "run-" + runID})
 	if err != nil {
 		return nil, fmt.Errorf("--consumer: %w", err)
+	}
+	return t, nil
+}
+
+// managedChain describes the reference chain that `run --chain TRANSPORT` starts by itself
+// (selftest.ManagedChain): the reference client, API and consumer, the API and the consumer on
+// SQLite in tmp, the exchange or stream and the consumer's queue named from the run id.
+func managedChain(transport, tmp, runID string) (*targets.Target, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if transport == "webhook" {
+		return nil, fmt.Errorf("--chain webhook: not yet: the reference chain runs on amqp or nats (the harness's receiver of the API's webhooks does not pass them on to a consumer)")
+	}
+	t, err := selftest.ManagedChain(selftest.ChainSpec{Transport: transport, Binary: self, Dir: tmp, Names: "run-" + runID})
+	if err != nil {
+		return nil, fmt.Errorf("--chain: %w", err)
 	}
 	return t, nil
 }

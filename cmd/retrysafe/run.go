@@ -28,6 +28,7 @@ type runFlags struct {
 	store     string
 	consumer  string
 	client    bool
+	chain     string
 
 	shardFlags shardFlags
 
@@ -46,7 +47,9 @@ describes, or, without --target, against retrysafe's own reference API (started 
 on SQLite in a temporary directory, with a short retention and lock timeout so that no property
 is skipped); --consumer tests the reference event consumer instead, --client the reference
 client (the harness plays the API: a scripted server that fails on purpose, and judges the
-keys, bodies and delays of the client's retries).
+keys, bodies and delays of the client's retries); --chain the reference chain end to end (the
+reference client against the reference API with its outbox, its events through RabbitMQ, or
+--chain nats through NATS JetStream, to the reference consumer, under a fault on every hop).
 
 Prints progress per spec, then a table property x verdict with the evidence of each failure,
 and writes junit.xml, report.json and summary.md into --report-dir.
@@ -63,8 +66,13 @@ downstream, storage proxy or hooks, --key, a key format without {{.Run}}, a star
 Exit codes: 0 every checked property holds; 1 at least one violation; 2 the run could not
 start (bad file or flags, malformed label filter, unreachable target); 3 incomplete
 (interrupted, overall deadline, or a verdict left unknown) with no violation.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, f) },
+		Args: chainArgs(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.chain = args[0] // --chain nats
+			}
+			return runRun(cmd, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "target file (default: start and test the reference API)")
@@ -76,7 +84,9 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.IntVar(&f.opts.Repeat, "repeat", 1, "run every selected spec N times, stopping at the first failure (for rare races)")
 	fl.BoolVar(&f.strict, "strict", false, "treat skipped properties as failures")
 	fl.DurationVar(&f.opts.Timeout, "timeout", 30*time.Minute, "overall deadline of the run")
-	fl.DurationVar(&f.settings.MaxWait, "max-wait", 30*time.Second, "longest a property may wait for a key to expire")
+	fl.DurationVar(&f.settings.MaxWait, "max-wait", 30*time.Second, "longest a property may wait for a key to expire (retention waits)")
+	fl.DurationVar(&f.settings.MaxRedeliveryWait, "max-redelivery-wait", framework.DefaultMaxRedeliveryWait,
+		"longest a consumer property may wait for a redelivery, a drain or a settle (derived from the broker's AckWait/BackOff, redelivery_after, lock_timeout); a spec needing more is skipped")
 	fl.IntVar(&f.settings.ReplayN, "replays", 10, "sequential sends of one request in the replay property")
 	fl.IntVar(&f.settings.RaceK, "burst", 16, "same-key requests per burst in the race property")
 	fl.IntVar(&f.settings.RaceRounds, "rounds", 20, "bursts per operation in the race property")
@@ -90,6 +100,8 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API (or consumer) started without --target: memory, sqlite, postgres, redis")
 	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
 	fl.BoolVar(&f.client, "client", false, "without --target, test the reference client (retrysafe client) against the harness's scripted API instead of the API")
+	fl.StringVar(&f.chain, "chain", "", "without --target, test the reference chain end to end: the reference client, API and consumer with the API's events on amqp (the default) or nats")
+	fl.Lookup("chain").NoOptDefVal = "amqp"
 	bindShardFlags(cmd, &f.shardFlags)
 	return cmd
 }
@@ -126,6 +138,9 @@ func runRun(cmd *cobra.Command, f *runFlags) error {
 		return usageErr("%v", err)
 	}
 	defer os.RemoveAll(tmp)
+	if f.settings.RunID == "" {
+		f.settings.RunID = framework.NewRunID() // also in the names of the reference consumer's topology
+	}
 	t, err := loadRunTarget(f, tmp)
 	if err != nil {
 		return notStarted(ctx, f, err)
@@ -215,6 +230,16 @@ func markIncomplete(run *reports.Run, sigs *signalCatcher, deadline time.Time, t
 // itself (its processes start with the faults).
 func loadRunTarget(f *runFlags, tmp string) (*targets.Target, error) {
 	switch {
+	case f.chain != "" && (f.client || f.consumer != ""):
+		return nil, usageErr("--chain runs the reference client, API and consumer together: it takes no --client or --consumer")
+	case f.chain != "" && f.target != "":
+		return nil, usageErr("--chain tests the reference chain: it takes no --target (a chain target file names its parts: chain: {client, api, consumer})")
+	case f.chain != "":
+		t, err := managedChain(f.chain, tmp, f.settings.RunID)
+		if err != nil {
+			return nil, usageErr("describe the reference chain: %v", err)
+		}
+		return t, nil
 	case f.client && f.target != "":
 		return nil, usageErr("--client tests the reference client: it takes no --target (declare clients in the target file)")
 	case f.client && f.consumer != "":
@@ -241,7 +266,7 @@ func loadRunTarget(f *runFlags, tmp string) (*targets.Target, error) {
 		return t, nil
 	}
 	if f.consumer != "" {
-		t, err := managedConsumer(f.consumer, f.store, tmp)
+		t, err := managedConsumer(f.consumer, f.store, tmp, f.settings.RunID)
 		if err != nil {
 			return nil, usageErr("describe the reference consumer: %v", err)
 		}
@@ -303,6 +328,8 @@ func reproBase(f *runFlags) string {
 		s += " --consumer " + f.consumer
 	} else if f.client {
 		s += " --client"
+	} else if f.chain != "" {
+		s += " --chain " + f.chain
 	}
 	if f.target == "" && f.store != "sqlite" {
 		s += " --store " + f.store
@@ -324,5 +351,22 @@ func where(t *targets.Target) string {
 	if len(t.Clients) > 0 {
 		return "clients against the harness's scripted API"
 	}
+	if c := t.Chain; c != nil {
+		return fmt.Sprintf("chain: %s → %s → %s", c.Client.Name, c.API.Name, c.Consumer.Name)
+	}
 	return "no instance"
+}
+
+// chainArgs accepts the transport of --chain as an argument (`run --chain nats`), and nothing
+// else.
+func chainArgs(f *runFlags) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if cmd.Flags().Changed("chain") && f.chain == "amqp" && len(args) == 1 {
+			return nil
+		}
+		return cobra.NoArgs(cmd, args)
+	}
 }

@@ -22,11 +22,12 @@ func init() { extraCommands = append(extraCommands, newSelftestCmd) }
 
 func newSelftestCmd() *cobra.Command {
 	var (
-		opts     selftest.Options
-		jsonFile string
-		stores   string
-		mutants  string
-		shape    string
+		opts      selftest.Options
+		jsonFile  string
+		reportDir string
+		stores    string
+		mutants   string
+		shape     string
 	)
 	cmd := &cobra.Command{
 		Use:   "selftest",
@@ -36,12 +37,30 @@ postgres, redis), in its default shape and its other shapes (UUID keys, no auth,
 400 mismatch), and each mutant on every store of its row, running for a mutant only the
 property that must catch it; then the same for the reference consumer on each transport
 (webhook on every store; amqp and nats on sqlite and postgres), in two shapes: calling the
-harness's downstream sink, and calling nothing of the harness's (no-sink: test hooks, the event id
-in a message header on NATS), where every property takes its black-box path; and the reference
+harness's downstream sink, and calling nothing of the harness's (no-sink: test hooks, HTTP on
+webhooks and NATS and message headers on RabbitMQ, the event id in a message header on NATS),
+where every property takes its black-box path; and, for the crash properties, the no-sink NATS
+consumer on a durable of AckWait 12s (long-ack-wait), judged on the broker's clock; and the reference
 client ('retrysafe client', no store: its state is files) against the harness's scripted API,
-correct and as each of its mutants. Prints the matrix (rows mutants, columns stores; each cell
+correct and as each of its mutants. The API's events (serve --events: an order.created per new
+order through its outbox) are proven on webhooks on every store and on RabbitMQ and JetStream on
+sqlite and postgres (their fault properties, kills and broker link cuts, on sqlite), and their
+mutants killed on webhooks on sqlite and postgres. Prints the matrix (rows mutants, columns stores; each cell
 killed, survived, pending or n-a; a cell marked * is reported, not required). Exit 0 only when
-the correct API, consumer and client pass everywhere and every required cell is killed.
+the correct API, consumer and client pass everywhere, every required cell is killed and the cells
+left nothing behind.
+
+The cells are independent: each has its own PostgreSQL schema, Redis key prefix, broker
+topology, Toxiproxy listeners and ports reserved for its processes, named from the self-test's
+run id, and removed when it ends (what an interrupted cell leaves is swept at the end). The
+client side's jobs, which judge a client's delays to the millisecond, run first in a serial
+phase, one at a time; then every other job runs in the parallel phase, --parallel at once (at
+most as many on PostgreSQL as its max_connections leaves room for). A line every 15 s says how
+many jobs are done, running and left, and which has run longest.
+
+--report-dir receives selftest.json, selftest.md and selftest.html (the matrix, each job's phase
+and seconds) and cells/, one log per job: the harness's notices, each spec's verdict, the
+failures' evidence and the output of the processes it started.
 
 PostgreSQL and Redis are found at $RETRYSAFE_PG_DSN and $RETRYSAFE_REDIS_URL, or at the defaults
 of 'retrysafe serve'.`,
@@ -49,12 +68,10 @@ of 'retrysafe serve'.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Stores = splitList(stores)
 			opts.Mutants = splitList(mutants)
-			switch consumer.Shape(shape) {
-			case "", consumer.ShapeSink, consumer.ShapeNoSink:
-				opts.ConsumerShape = consumer.Shape(shape)
-			default:
-				return usageErr("--consumer-shape: unknown shape %q (known: %s, %s)", shape, consumer.ShapeSink, consumer.ShapeNoSink)
+			if shape != "" && !slices.Contains(consumer.Shapes, consumer.Shape(shape)) {
+				return usageErr("--consumer-shape: unknown shape %q (known: %s, %s, %s)", shape, consumer.ShapeSink, consumer.ShapeNoSink, consumer.ShapeLongAckWait)
 			}
+			opts.ConsumerShape = consumer.Shape(shape)
 			for _, s := range opts.Stores {
 				if !slices.Contains(reference.AllStores, s) {
 					return usageErr("--stores: unknown store %q (known: %s)", s, strings.Join(reference.AllStores, ", "))
@@ -62,23 +79,34 @@ of 'retrysafe serve'.`,
 			}
 			out := cmd.OutOrStdout()
 			opts.Progress = out
+			if reportDir != "" {
+				opts.LogDir = filepath.Join(reportDir, "cells")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			started := time.Now()
 			res, err := selftest.Run(ctx, opts)
-			if res != nil {
-				fmt.Fprintln(out)
-				printMatrix(out, res, opts.Stores)
+			if res == nil {
+				return &exitError{exitIncomplete, err}
 			}
+			fmt.Fprintln(out)
+			printMatrix(out, res, opts.Stores)
+			// The reports are written also when the self-test was interrupted: what ran is in them.
+			if jsonFile != "" {
+				if werr := writeSelftestJSON(jsonFile, res); werr != nil {
+					return usageErr("--json: %v", werr)
+				}
+			}
+			if reportDir != "" {
+				if werr := writeSelftestReports(reportDir, res, opts.Stores); werr != nil {
+					return usageErr("--report-dir: %v", werr)
+				}
+				fmt.Fprintf(out, "reports: %s\n", reportDir)
+			}
+			fmt.Fprintf(out, "self-test took %s (%s)\n", time.Since(started).Round(time.Second), phaseSummary(res))
 			if err != nil {
 				return &exitError{exitIncomplete, err}
 			}
-			if jsonFile != "" {
-				if err := writeSelftestJSON(jsonFile, res); err != nil {
-					return usageErr("--json: %v", err)
-				}
-			}
-			fmt.Fprintf(out, "self-test took %s\n", time.Since(started).Round(time.Second))
 			if problems := res.Problems(); len(problems) > 0 {
 				return &exitError{exitViolation, fmt.Errorf("self-test failed: %s", strings.Join(problems, "; "))}
 			}
@@ -86,16 +114,62 @@ of 'retrysafe serve'.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&jsonFile, "json", "", "write the matrix as JSON to this file")
+	f.StringVar(&jsonFile, "json", "", "write the matrix as JSON to this file too")
+	f.StringVar(&reportDir, "report-dir", "retrysafe-report/selftest", "write selftest.json, selftest.md, selftest.html and each job's log (cells/) here; empty: no reports, no logs")
+	f.IntVar(&opts.Parallel, "parallel", 0, "jobs the parallel phase runs at once (default 6 × GOMAXPROCS; 1: one after another)")
 	f.StringVar(&stores, "stores", "", "comma-separated stores (default: memory,sqlite,postgres,redis)")
 	f.StringVar(&mutants, "mutants", "", "comma-separated rows to run (default: every mutant and "+selftest.TwoMemoryInstances+")")
 	f.BoolVar(&opts.NoConsumers, "no-consumers", false, "leave out the reference consumer's rows (webhook, amqp, nats)")
 	f.BoolVar(&opts.NoAPI, "no-api", false, "leave out the reference API's rows")
 	f.BoolVar(&opts.NoClients, "no-clients", false, "leave out the reference client's rows")
-	f.StringVar(&shape, "consumer-shape", "", "run only the consumer rows of one shape: sink (it calls the harness's downstream) or no-sink (it calls nothing of the harness's: test hooks, black-box fault paths)")
+	f.StringVar(&shape, "consumer-shape", "", "run only the consumer rows of one shape: sink (it calls the harness's downstream), no-sink (it calls nothing of the harness's: test hooks, black-box fault paths) or long-ack-wait (no-sink on a JetStream durable of AckWait 12s: the crash properties)")
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
+	f.BoolVar(&opts.OnlyEvents, "only-events", false, "run only the rows of the API's events: the correct API with events on each store and transport, and the events mutants' cells")
+	f.BoolVar(&opts.NoCorrect, "only-cells", false, "run only the mutant cells, not the correct reference (to measure how often a cell is killed)")
+	cmd.AddCommand(newSelftestCompareCmd())
 	return cmd
+}
+
+func newSelftestCompareCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare A.json B.json",
+		Short: "Compare two self-tests' JSON cell by cell",
+		Long: `Compare two self-tests written with --json (or --report-dir's selftest.json): every correct
+run's result and every cell's, keyed by side, mutant, transport, shape, store and property. Prints
+each difference; a reported-only cell may differ (listed, not counted). Exit 0 when every correct
+run and every required cell has the same result in both, 1 otherwise, 2 when a file cannot be read.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rs [2]*selftest.Result
+			for i, path := range args {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				rs[i] = &selftest.Result{}
+				if err := json.Unmarshal(data, rs[i]); err != nil {
+					return usageErr("%s: %v", path, err)
+				}
+			}
+			out := cmd.OutOrStdout()
+			diffs := selftest.Compare(rs[0], rs[1])
+			for _, d := range diffs {
+				mark := "differs"
+				if !d.Required {
+					mark = "differs (reported only)"
+				}
+				fmt.Fprintf(out, "%s: %s: %s in %s, %s in %s\n", d.What, mark, d.A, args[0], d.B, args[1])
+			}
+			required := selftest.Required(diffs)
+			fmt.Fprintf(out, "%d of %d correct runs and cells compared differ where they count (%d reported-only differences)\n",
+				len(required), len(rs[0].Correct)+len(rs[0].Cells), len(diffs)-len(required))
+			if len(required) > 0 {
+				return &exitError{exitViolation, fmt.Errorf("the self-tests differ")}
+			}
+			return nil
+		},
+	}
 }
 
 // matrixLabelWidth is the width of the matrix's first column.
@@ -165,7 +239,9 @@ func printMatrix(w io.Writer, res *selftest.Result, stores []string) {
 		}
 		label := c.Mutant + " (" + c.Property + ")"
 		switch {
-		case c.Shape == string(consumer.ShapeNoSink):
+		case c.Shape != "" && c.Transport == "": // the API's events cells
+			label = c.Mutant + " [" + c.Shape + "] (" + c.Property + ")"
+		case c.Shape != "" && c.Shape != string(consumer.ShapeSink):
 			label = c.Mutant + " [" + c.Transport + ", " + c.Shape + "] (" + c.Property + ")"
 		case c.Transport != "":
 			label = c.Mutant + " [" + c.Transport + "] (" + c.Property + ")"

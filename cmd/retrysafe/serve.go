@@ -19,6 +19,7 @@ func newServeCmd() *cobra.Command {
 		keyFormat string
 		auth      string
 		cons      *consumerFlags
+		events    *eventsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -30,16 +31,32 @@ Prints "listening on http://HOST:PORT" once ready; SIGINT/SIGTERM shut it down c
 Shape options give the API another face, so that checks are proven on APIs unlike it:
 --key-format uuid (only UUID keys), --auth none (the tenant is the X-Tenant header),
 --mismatch-status N, and --hooks: POST /_test/fail (optional body {"status": 503}) makes
-the next claimed POST fail as a handler error would, and X-Test-Delay: MS on a POST widens
-its in-flight window by MS milliseconds (at most 60000).
+the next claimed POST fail as a handler error would, X-Test-Delay: MS on a POST widens
+its in-flight window by MS milliseconds (at most 60000), and POST /_test/hold-publish holds
+every later publication of an event between the commit and the publish (GET answers
+{"held": N, "holding": BOOL}, DELETE lets them go; the process's end ends it too).
+
+--events amqp|nats|webhook makes every new order publish an order.created event through a
+transactional outbox: the event is written with the order, in its transaction, and a relay
+publishes it after the commit, at least once, under its stable id (RabbitMQ: publisher confirms,
+the id in message_id, to --events-exchange with --events-routing-key; JetStream: the id in
+Nats-Msg-Id, the stream's ack, on --events-subject of --events-stream; webhook: a POST of the
+JSON to --events-url, the id in Event-Id, a 2xx), marks it sent only once confirmed, and
+retries with backoff: an event that no queue is bound for (RabbitMQ returns it) or no stream
+stores stays pending. The event: {"id", "type", "created", "sent_at", "tenant", "data": the order
+as POST answered it}; sent_at differs between two publications of one event.
 
 --consumer webhook|amqp|nats serves the reference event consumer instead: it deduplicates
 deliveries on the event id (POST /webhooks, or messages from --broker-url), applies each
 event's effect once (GET /v1/effects?event=ID counts them; it calls --downstream), keeps
 each object's newest version (GET /v1/objects/ID), and verifies --signing. With --hooks it
-offers POST /_test/fail?event=ID (the next handling of that event fails) and the X-Test-Delay
-header (of a webhook request or a queue message) that slows one handling; --id-from says where
-a delivery carries the event id (transport, body, or header:NAME). The consumer's mutants are
+offers POST /_test/fail?event=ID&when=POINT (the next handling of that event, or of any event
+without event=, fails at the point: before-effect, the default, or after-effect, once its effect
+committed), DELETE /_test/fail (disarms them all), the X-Test-Fail header (the handling of a
+delivery that carries it fails at the point it names, unless the delivery is a redelivery), the
+X-Test-Delay header that slows one handling (both of a webhook request or a queue message) and
+the EFFECT_DELAY_MS environment variable that slows every handling; --id-from says where a
+delivery carries the event id (transport, body, or header:NAME). The consumer's mutants are
 listed by 'retrysafe mutants'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +65,7 @@ listed by 'retrysafe mutants'.`,
 			if cons.transport != "" {
 				return serveConsumer(ctx, cmd, cons, serveCommon{addr: opts.Addr, store: opts.Store, dsn: opts.DSN, mutant: mutant,
 					downstream: opts.Config.Downstream, lockTimeout: opts.Config.LockTimeout,
-					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay, hooks: opts.Config.Hooks})
+					downstreamTimeout: opts.Config.DownstreamTimeout, workDelay: opts.Config.WorkDelay, hooks: opts.Config.Hooks, reusePort: opts.ReusePort})
 			}
 			m, err := reference.ParseMutant(mutant)
 			if err != nil {
@@ -64,6 +81,14 @@ listed by 'retrysafe mutants'.`,
 			if err := reference.CheckMismatchStatus(opts.Config.MismatchStatus); err != nil {
 				return usageErr("--mismatch-status: %v", err)
 			}
+			pub, err := events.publisher()
+			if err != nil {
+				return usageErr("--events: %v", err)
+			}
+			if pub != nil {
+				defer pub.Close()
+				opts.Config.Events = &reference.EventsConfig{Publisher: pub}
+			}
 			opts.Config.Tenants = append(opts.Config.Tenants, splitList(tenants)...)
 			if len(opts.Config.Tenants) == 0 {
 				return usageErr("--tenants: at least one tenant is required")
@@ -78,6 +103,7 @@ listed by 'retrysafe mutants'.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
+	f.BoolVar(&opts.ReusePort, "reuse-port", false, "listen with SO_REUSEPORT: take a port that the harness which starts this process keeps reserved across its restarts (bound, never listened on), so that nothing else can take it between a kill and the restart")
 	f.StringVar(&opts.Store, "store", "sqlite", "key and record store: memory, sqlite, postgres, redis")
 	f.StringVar(&opts.DSN, "dsn", "", "store location (default: $"+reference.EnvPostgresDSN+" or "+reference.DefaultPostgresDSN+
 		"; $"+reference.EnvRedisURL+" or "+reference.DefaultRedisURL+"; a SQLite file in a temp dir)")
@@ -91,8 +117,10 @@ listed by 'retrysafe mutants'.`,
 		"simulated processing time between claiming a key and writing the record, as a real handler spends calling a provider (0 = none)")
 	f.StringVar(&keyFormat, "key-format", string(reference.KeyFormatAny), "keys accepted: any, or uuid (canonical 8-4-4-4-12 hex; anything else is 400)")
 	f.StringVar(&auth, "auth", string(reference.AuthBearer), "how the tenant is known: bearer (Authorization: Bearer <tenant>, else 401) or none (X-Tenant: <tenant>, else 400)")
-	f.BoolVar(&opts.Config.Hooks, "hooks", false, "serve the test hooks: POST "+reference.FailPath+" and the "+reference.DelayHeader+" header")
+	f.BoolVar(&opts.Config.Hooks, "hooks", false, "serve the test hooks: POST "+reference.FailPath+", the "+reference.DelayHeader+" header and "+
+		reference.HoldPublishPath+" (POST holds the publications, GET counts them, DELETE lets them go)")
 	f.IntVar(&opts.Config.MismatchStatus, "mismatch-status", http.StatusUnprocessableEntity, "status of a reused key with another payload (400 to 499)")
 	cons = addConsumerFlags(cmd)
+	events = addEventsFlags(cmd)
 	return cmd
 }

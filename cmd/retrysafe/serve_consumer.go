@@ -80,14 +80,20 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 	if idFrom.In == consumer.IDInTransport && c.transport == consumer.TransportWebhook {
 		return usageErr("--id-from transport: a webhook delivery has no transport id (use body or header:NAME)")
 	}
+	var effectDelay time.Duration
+	if common.hooks {
+		if effectDelay, err = consumer.EffectDelayFromEnv(); err != nil {
+			return usageErr("--hooks: %v", err)
+		}
+	}
 	opts := consumer.ServeOptions{
-		Addr: common.addr, Store: common.store, DSN: common.dsn, Out: cmd.OutOrStdout(),
+		Addr: common.addr, Store: common.store, DSN: common.dsn, Out: cmd.OutOrStdout(), ReusePort: common.reusePort,
 		Log: log.New(os.Stderr, "retrysafe serve --consumer: ", log.LstdFlags),
 		Config: consumer.Config{
 			Signing: webhook.Config{Scheme: scheme, Secret: secret}, Tolerance: c.tolerance,
 			DedupeRetention: c.dedupeRetention, LockTimeout: common.lockTimeout, Downstream: common.downstream,
 			DownstreamTimeout: common.downstreamTimeout, WorkDelay: common.workDelay, Mutant: m,
-			Hooks: common.hooks, IDFrom: idFrom,
+			Hooks: common.hooks, IDFrom: idFrom, EffectDelay: effectDelay,
 		},
 	}
 	switch c.transport {
@@ -144,5 +150,5 @@ type serveCommon struct {
 	addr, store, dsn, mutant, downstream string
 	lockTimeout, downstreamTimeout       time.Duration
 	workDelay                            time.Duration
-	hooks                                bool
+	hooks, reusePort                     bool
 }

@@ -7,22 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/suites/framework/frameworktest"
 )
 
-// buildRetrysafe builds this command into a temporary folder.
-func buildRetrysafe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "retrysafe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildRetrysafe returns this command's binary at a path of the test's own
+// (frameworktest.Binary: $RETRYSAFE_BIN, or built).
+func buildRetrysafe(t *testing.T) string { return frameworktest.Binary(t) }
 
 // pidsRunning returns the processes whose command line mentions bin (a zombie has none).
 func pidsRunning(bin string) []int {
@@ -48,6 +45,7 @@ var testedURL = regexp.MustCompile(`retrysafe: testing \S+ \(http://([^)/]+)`)
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func TestRunInterruptedBySignal(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -126,11 +124,14 @@ func runAndSignal(t *testing.T, bin string, args []string, signals []syscall.Sig
 			t.Fatalf("the run did not start testing:\n%s", out.String())
 		}
 	}
-	time.Sleep(time.Second) // a spec is running now
+	// A spec is running now. Its subprocess may be between a SIGKILL and its restart at any one
+	// moment (crash-under-load): every child seen during a second counts.
 	var children []int
-	for _, pid := range pidsRunning(bin) {
-		if pid != cmd.Process.Pid {
-			children = append(children, pid)
+	for start := time.Now(); time.Since(start) < time.Second; time.Sleep(20 * time.Millisecond) {
+		for _, pid := range pidsRunning(bin) {
+			if pid != cmd.Process.Pid && !slices.Contains(children, pid) {
+				children = append(children, pid)
+			}
 		}
 	}
 	for i, sig := range signals {

@@ -8,7 +8,8 @@ import (
 
 // Legend explains the marks of the table.
 const Legend = "✗ unsafe (a run: a failure of an unsafe kind, such as a duplicate or lost record, an answer served " +
-	"across tenants, credentials or requests, an accepted mismatch, a stuck key, a dropped event; a profile: an unsafe " +
+	"across tenants, credentials or requests, an accepted mismatch, a stuck key, a dropped event, an event an API lost, " +
+	"published twice under two ids or published for nothing; a profile: an unsafe " +
 	"behaviour) · ≠ differs from the most common value of its row (a status, header or policy) · – no data"
 
 // cellText is a cell as the Markdown table shows it.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
@@ -60,35 +59,4 @@ record and one downstream effect. The key MUST NOT stay in flight past the lock 
 			})}
 	}
 	register(p)
-}
-
-// defaultLockTimeout is how long a key may stay in flight after an error when the target
-// declares no lock timeout.
-const defaultLockTimeout = 10 * time.Second
-
-// stuckAfter is how long a key may answer the in-flight status after an error.
-func (s *S) stuckAfter() time.Duration {
-	if lt := s.Target.LockTimeout; lt > 0 {
-		return lt + framework.CrashMargin
-	}
-	return defaultLockTimeout
-}
-
-// failingAttempt sends op's first attempt so that it fails: the sink fails its downstream call
-// (through the nemesis), or, without a sink, the fail_next hook is sent just before it.
-func (s *S) failingAttempt(op *framework.Op) (history.Attempt, error) {
-	if s.Faults.Sink != nil {
-		fail := s.Faults.Sink.FailFault(1, 503)
-		if err := s.Inject(fail); err != nil {
-			return history.Attempt{}, err
-		}
-		a := op.Do(framework.Send{Instance: 0})
-		return a, s.Heal(fail)
-	}
-	hook := s.Faults.FailNextHook(0, op.Tenant, op.Vars())
-	if err := s.Inject(hook); err != nil {
-		return history.Attempt{}, err
-	}
-	a := op.Do(framework.Send{Instance: 0})
-	return a, s.Heal(hook)
 }

@@ -18,6 +18,9 @@ import (
 // Catches: race (lookup and claim are separate steps), loser-500 (the loser of the claim
 // gets 500), and two `--store memory` instances behind one target (each dedupes alone).
 //
+// A round whose requests were not in flight together raced nothing: the spec says how many of
+// the K were (the most in a round, the least), and is unknown when no round had two.
+//
 // Bursts are released by last-byte synchronisation on http:// targets, by a barrier
 // otherwise (Settings.RaceMode). The property publishes the mode and, when the target reports
 // arrival times (X-Retrysafe-Arrival), the median and 90th percentile of the bursts' arrival
@@ -38,10 +41,12 @@ replay, or the profile's in-flight status, never a 5xx; a retry after the burst 
 			out = append(out, spec(p, fmt.Sprintf("%s: %d rounds of %d same-key requests released together execute once per round",
 				def.Name, st.RaceRounds, st.RaceK), func(s *S) check.Result {
 				var res check.Result
+				overlaps := check.Overlaps{K: st.RaceK}
 				for round := 1; round <= st.RaceRounds && s.Ctx().Err() == nil; round++ {
-					res.Merge(s.raceRound(s.NewOp(def)))
+					res.Merge(s.raceRound(s.NewOp(def), &overlaps))
 				}
 				s.Figure(s.RaceFigures())
+				overlaps.Judge(&res, "same-key requests")
 				return res
 			}))
 		}
@@ -50,9 +55,11 @@ replay, or the profile's in-flight status, never a 5xx; a retry after the burst 
 	register(p)
 }
 
-// raceRound fires one burst, retries once after it and counts the records.
-func (s *S) raceRound(op *framework.Op) check.Result {
+// raceRound fires one burst, retries once after it and counts the records; overlaps gets how
+// many of the burst's requests were in flight at once.
+func (s *S) raceRound(op *framework.Op, overlaps *check.Overlaps) check.Result {
 	atts := s.Burst(op, s.Settings.RaceK)
+	overlaps.Add(atts)
 	if d, err := framework.ArrivalSpread(atts); err == nil {
 		s.NoteSpread(d)
 	}

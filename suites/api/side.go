@@ -1,8 +1,9 @@
 // Package api holds the API side's conformance properties: one file per property (replay, race,
 // mismatch, tenancy, expiry, keys, control, load, dropped-response, slow-first-attempt,
-// crash-after-claim, crash-under-load, error-replay), each registering itself with the framework
-// from its init, with the helpers only they share. It imports the framework and the checkers,
-// never another side.
+// crash-after-claim, crash-under-load, error-replay, and the events an API publishes:
+// event-per-record, event-not-before-commit, event-after-crash, event-under-broker-outage), each
+// registering itself with the framework from its init, with the helpers only they share. It
+// imports the framework and the checkers, never another side.
 package api
 
 import (

@@ -48,7 +48,7 @@ func historyBench(ctx context.Context, o *Options) error {
 	}
 	runtime.GC()
 	started := time.Now()
-	res := check.Load(compact.After(0), counts, p)
+	res := check.Load(compact.After(0), counts, p, 0)
 	checking := time.Since(started)
 	if res.Attempts != o.HistoryN || len(res.Anomalies) > 0 {
 		return fmt.Errorf("the check of the synthetic history is wrong: %d attempts, %d anomalies", res.Attempts, len(res.Anomalies))

@@ -28,6 +28,9 @@ type BrokerFault struct {
 	// acknowledged. Not told (false) where the broker cannot say, such as RabbitMQ's
 	// unacknowledged messages while consumers are attached.
 	Settled bool
+	// Waited says why the harness stopped waiting for the events' effects before the fault
+	// ("" = not told).
+	Waited string
 }
 
 // BrokerLostAck judges an event whose consumer lost its broker link after it received the
@@ -74,7 +77,10 @@ func redeliveredOnce(f BrokerFault, fault string, eachBefore bool) Result {
 	case f.Held == 0:
 		j.unknownf("the broker held no message after %s: every acknowledgement had reached it, so nothing was redelivered", fault)
 	case applied == 0 && !eachBefore:
-		j.unknownf("no event had taken effect when %s: the broker's redeliveries were first deliveries", fault)
+		j.unknownf("no event had taken effect when %s%s: the broker's redeliveries were first deliveries", fault, waited(f.Waited))
+	}
+	if !eachBefore {
+		j.r.Observef("%d of %d events had taken effect when %s%s", applied, len(f.Events), fault, waited(f.Waited))
 	}
 	return j.result()
 }
@@ -111,4 +117,12 @@ func CrashAfterAck(f BrokerFault) Result {
 		j.unknownf("event %s has not taken effect yet and the broker still holds messages (%d after the kill): it may yet be applied", key, f.Held)
 	}
 	return j.result()
+}
+
+// waited is why the harness stopped waiting for effects before a fault, in parentheses.
+func waited(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (" + why + ")"
 }

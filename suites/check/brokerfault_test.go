@@ -130,3 +130,21 @@ func TestCrashAfterAck(t *testing.T) {
 		})
 	}
 }
+
+// crash-before-ack says how many events had taken effect when the consumers were killed, and
+// why the harness stopped waiting: one of four (a consumer that takes one message at a time) is
+// judged; none is unknown with the reason.
+func TestCrashBeforeAckCountsTheEffectsBeforeTheKill(t *testing.T) {
+	one := brokerFault(4, true, brokerEvent(1, 1, 1), brokerEvent(2, 0, 1), brokerEvent(3, 0, 1), brokerEvent(4, 0, 1))
+	one.Waited = "no more took effect for 500ms"
+	r := CrashBeforeAck(one)
+	expect(t, r, reports.Pass, nil)
+	if len(r.Observed) != 1 || r.Observed[0] != "1 of 4 events had taken effect when the consumers were killed (no more took effect for 500ms)" {
+		t.Errorf("observed %q, want the count and the reason", r.Observed)
+	}
+	none := brokerFault(4, true, brokerEvent(1, 0, 1), brokerEvent(2, 0, 1))
+	none.Waited = "1s passed since the first publication"
+	expect(t, CrashBeforeAck(none), reports.Unknown, nil, "no event had taken effect when the consumers were killed (1s passed since the first publication)")
+	dup := brokerFault(4, true, brokerEvent(1, 1, 2), brokerEvent(2, 0, 1))
+	expect(t, CrashBeforeAck(dup), reports.Fail, []string{"duplicate-record seqs=1"})
+}

@@ -97,8 +97,10 @@ func TestRetriesTransient(t *testing.T) {
 	tests := []policyCase{
 		{"every failure retried", retried, policy(), reports.Pass, nil, ""},
 		{"nothing retried", oneEach, policy(), reports.Fail, []string{"no-retry seqs=1", "no-retry seqs=2"}, "was not retried after a connection closed"},
-		{"a policy that retries nothing given", oneEach, policy(func(p *targets.RetryPolicy) { p.Retries = nil }), reports.Unknown, nil,
+		{"a policy that retries nothing given", clientRun(oneEach.Ops[0]), policy(func(p *targets.RetryPolicy) { p.Retries = nil }), reports.Unknown, nil,
 			"nothing was judged"},
+		{"a 503 the policy does not declare, not retried", clientRun(oneEach.Ops[1]), policy(func(p *targets.RetryPolicy) { p.Retries = nil }),
+			reports.Pass, nil, ""},
 		{"the last attempt allowed", clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1))), policy(func(p *targets.RetryPolicy) { p.MaxAttempts = 1 }),
 			reports.Pass, nil, ""},
 		{"the client sent nothing", ClientRun{Client: "sdk", Wanted: 3, Killed: "the scenario's timeout passed"}, policy(), reports.Unknown, nil,
@@ -121,7 +123,7 @@ func TestSameKeyOnRetry(t *testing.T) {
 			reports.Fail, []string{"body-changed-on-retry what=$['note'] seqs=1,2"}, "changed $['note']"},
 		{"nothing retried", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))), reports.Unknown, nil, "retried no operation"},
 	}
-	runClientCases(t, tests, SameKeyOnRetry)
+	runClientCases(t, tests, withPolicy(SameKeyOnRetry))
 }
 
 func TestNewKeyPerOperation(t *testing.T) {
@@ -135,8 +137,14 @@ func TestNewKeyPerOperation(t *testing.T) {
 			"were sent with the same key"},
 		{"an operation missing", ClientRun{Client: "sdk", Wanted: 3, Ops: []ClientOp{opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))}},
 			reports.Unknown, nil, "sent 1 of the 3 operations"},
+		{"the same-reference operation missing, named", ClientRun{Client: "sdk", Wanted: 3, Asked: []string{"r-1 | ?", "r-2 | ?", "r-1 | 200"},
+			Ops: []ClientOp{opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1)), opOf(def, try(2, "r-2", "k2", AnswerSuccess, 5, 6))}},
+			reports.Unknown, nil, "sent 2 of the 3 operations asked for; never sent: r-1 | 200"},
+		{"two asked with one identity, one sent", ClientRun{Client: "sdk", Wanted: 2, Asked: []string{"r-1 | ?", "r-1 | ?"},
+			Ops: []ClientOp{opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))}},
+			reports.Unknown, nil, "sent 1 of the 2 operations asked for; never sent: r-1 | ?"},
 	}
-	runClientCases(t, tests, NewKeyPerOperation)
+	runClientCases(t, tests, withPolicy(NewKeyPerOperation))
 }
 
 func TestNoRetryOnRejection(t *testing.T) {
@@ -160,6 +168,7 @@ func TestRetryAfter(t *testing.T) {
 		opOf(def, withRetryAfter(try(1, "r-1", "k1", "429", 0, 2), s), try(2, "r-1", "k1", AnswerSuccess, 1000, 1001)),
 		opOf(def, withRetryAfter(try(3, "r-2", "k2", "503", 1100, 1101), s), try(4, "r-2", "k2", AnswerSuccess, 2150, 2151)))
 	early := clientRun(opOf(def, withRetryAfter(try(1, "r-1", "k1", "409", 0, 1), s), try(2, "r-1", "k1", AnswerSuccess, 300, 301)))
+	rfcOnly := policy(func(p *targets.RetryPolicy) { p.RetryAfterStatuses = []int{429, 503} })
 	tests := []policyCase{
 		{"waited (50 ms of slack)", waited, policy(), reports.Pass, nil, ""},
 		{"retried early", early, policy(), reports.Fail, []string{"retry-before-retry-after seqs=1,2"}, "retried 299ms after a 409 with Retry-After 1s"},
@@ -167,6 +176,11 @@ func TestRetryAfter(t *testing.T) {
 			reports.Unknown, nil, "no answer with a Retry-After"},
 		{"no Retry-After given", clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1), try(2, "r-1", "k1", AnswerSuccess, 50, 51))), policy(),
 			reports.Unknown, nil, "no answer with a Retry-After"},
+		{"a 409 outside honors_retry_after is not judged", early, rfcOnly, reports.Unknown, nil, "no answer with a Retry-After"},
+		{"waited on 429 and 503, a 409 retried early outside honors_retry_after", clientRun(append(waited.Ops, early.Ops[0])...), rfcOnly,
+			reports.Pass, nil, ""},
+		{"a 429 in honors_retry_after retried early", clientRun(opOf(def, withRetryAfter(try(1, "r-1", "k1", "429", 0, 1), s),
+			try(2, "r-1", "k1", AnswerSuccess, 300, 301))), rfcOnly, reports.Fail, []string{"retry-before-retry-after seqs=1,2"}, "after a 429 with Retry-After 1s"},
 	}
 	runPolicyCases(t, tests, RetryAfter)
 }
@@ -188,15 +202,38 @@ func TestBackoff(t *testing.T) {
 	}
 	// The articles' backoff: full jitter below 100 ms for the first retry, 200 ms for the second.
 	none := policy(func(p *targets.RetryPolicy) { p.Backoff.Jitter = targets.JitterNone })
+	upper := policy(func(p *targets.RetryPolicy) {
+		p.Backoff.Jitter, p.Backoff.JitterMin, p.Backoff.JitterMax = targets.JitterRange, 0.75, 1
+	})
+	rfcNone := policy(func(p *targets.RetryPolicy) {
+		p.Backoff.Jitter, p.RetryAfterStatuses = targets.JitterNone, []int{429, 503}
+	})
+	afterRA := func(delay int) ClientRun {
+		return clientRun(opOf(def, withRetryAfter(try(1, "r-1", "k1", "409", 0, 1), time.Second), try(2, "r-1", "k1", AnswerSuccess, 1+delay, 2+delay)))
+	}
 	twice := ops(100)
 	twice.Ops[0].Attempts = append(twice.Ops[0].Attempts, try(9, "r-1", "r-1-key", AnswerSuccess, 302, 303))
 	twice.Ops[0].Attempts[1].Answer, twice.Ops[0].Attempts[1].Status = "503", 503
 	early := ops(100)
 	early.Ops[0].Attempts = append(early.Ops[0].Attempts, try(9, "r-1", "r-1-key", AnswerSuccess, 202, 203))
 	early.Ops[0].Attempts[1].Answer, early.Ops[0].Attempts[1].Status = "503", 503
+	stalled := ops(230)
+	stalled.Ops[0].Stalls = []time.Duration{0, 110 * time.Millisecond}
+	tooLate := ops(230)
+	tooLate.Ops[0].Stalls = []time.Duration{0, 90 * time.Millisecond}
 	tests := []policyCase{
+		{"late by the harness's stall", stalled, none, reports.Pass, nil, ""},
+		{"late past the harness's stall", tooLate, none, reports.Fail, []string{"no-backoff seqs=1,2"},
+			"came 230ms after a 503 (90ms of it with the harness's process stalled, not counted), outside the declared backoff's [100ms, 100ms]"},
 		{"jittered within the envelope", ops(12, 95, 40, 63, 27, 80), policy(), reports.Pass, nil, ""},
-		{"in lockstep", ops(50, 52, 51, 50, 53, 51), policy(), reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12"}, "a spread of 3ms, under the 10ms"},
+		{"in lockstep", ops(50, 52, 51, 50, 53, 51), policy(), reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12"}, "a spread of 2ms, under the 10ms"},
+		// A loaded machine delayed two of eight: the fastest six still come in lockstep.
+		{"in lockstep, the slowest delayed by a stall", ops(50, 51, 50, 52, 51, 50, 84, 97), policy(), reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12,14,16"},
+			"the fastest 6 of the first retries of 8 operations came between 50ms and 52ms"},
+		// A loaded machine delayed most of them: at the cap, none came in the lower three quarters.
+		{"at the cap, spread by stalls", ops(100, 112, 121, 103, 124, 118, 115, 109), policy(), reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12,14,16"},
+			"none of the first retries of 8 operations came in the lower three quarters of the declared full jitter's [0s, 100ms]: the fastest came 100ms"},
+		{"jittered, the fastest just under the top quarter", ops(74, 95, 86, 99, 80, 91), policy(), reports.Pass, nil, ""},
 		{"hammering", ops(3), none, reports.Fail, []string{"no-backoff seqs=1,2"}, "hammering (under 10ms)"},
 		{"past the envelope", ops(130), none, reports.Fail, []string{"no-backoff seqs=1,2"}, "outside the declared backoff's [100ms, 100ms]"},
 		{"late by a stall within a quarter of the envelope", ops(124), none, reports.Pass, nil, ""},
@@ -204,6 +241,19 @@ func TestBackoff(t *testing.T) {
 		{"the second retry does not double", early, none, reports.Fail, []string{"no-backoff seqs=2,9"}, "retry 2 of operation r-1 | 100 came 100ms"},
 		{"a sample too small for jitter", ops(10, 90), policy(), reports.Unknown, nil, "jitter needs the first retries of 6"},
 		{"no jitter declared, none given", ops(100, 101, 99), none, reports.Pass, nil, ""},
+		{"a 75-100 % range, jittered", ops(77, 95, 86, 99, 80, 91), upper, reports.Pass, nil, ""},
+		{"a 75-100 % range, all at the cap", ops(100, 101, 100, 103, 100, 102), upper, reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12"},
+			"none of the first retries of 6 operations came in the lower three quarters of the declared 75-100 % jitter's [75ms, 100ms]"},
+		{"a 75-100 % range, in lockstep below the top quarter", ops(80, 81, 80, 82, 81, 80), upper, reports.Fail, []string{"no-jitter seqs=2,4,6,8,10,12"},
+			"a spread of 1ms, under the 5ms a 75-100 % jitter gives"},
+		{"a 75-100 % range, a retry under it", ops(40), upper, reports.Fail, []string{"no-backoff seqs=1,2"}, "outside the declared backoff's [75ms, 100ms]"},
+		{"a range of one fraction is no jitter", ops(90, 90, 90), policy(func(p *targets.RetryPolicy) {
+			p.Backoff.Jitter, p.Backoff.JitterMin, p.Backoff.JitterMax = targets.JitterRange, 0.9, 0.9
+		}), reports.Pass, nil, ""},
+		{"a Retry-After the client does not honour: judged by the envelope", afterRA(1000), rfcNone, reports.Fail, []string{"no-backoff seqs=1,2"},
+			"retry 1 of operation r-1 | 100 came 1s after a 409 with Retry-After 1s, outside the declared backoff's [100ms, 100ms]"},
+		{"a Retry-After the client does not honour, retried on its backoff", afterRA(100), rfcNone, reports.Pass, nil, ""},
+		{"a Retry-After the client honours: not backoff's", afterRA(1000), none, reports.Pass, nil, ""},
 	}
 	runPolicyCases(t, tests, Backoff)
 }
@@ -224,7 +274,9 @@ func TestBounded(t *testing.T) {
 	tests := []clientCase{
 		{"stopped and reported", run(5, &yes, ""), reports.Pass, nil, ""},
 		{"retried on", run(7, nil, "it was still retrying after 7 attempts"), reports.Fail, []string{"unbounded-retries seqs=1,7"},
-			"attempted 7 times under a persistent 503, past the 5 declared"},
+			"attempted 7 times, past the 5 declared (max_attempts); the harness ended it: it was still retrying after 7 attempts"},
+		{"ended by the scenario's timeout", run(3, nil, "the scenario's timeout passed"), reports.Fail, []string{"unbounded-retries seqs=1,3"},
+			"attempted 3 times under a persistent 503 and the harness ended the client: the scenario's timeout passed"},
 		{"gave up early", run(2, &yes, ""), reports.Fail, []string{"no-retry seqs=1,2"}, "given up after 2 of the 5 attempts"},
 		{"gave up silently", run(5, &no, ""), reports.Fail, []string{"abandoned-operation seqs=5"}, "without reporting a failure"},
 		{"no way to report declared", run(5, nil, ""), reports.Unknown, nil, "declares no way to report a failed operation"},
@@ -244,8 +296,12 @@ func TestRestartReusesKey(t *testing.T) {
 			reports.Fail, []string{"body-changed-on-retry what=$['note'] seqs=1,2"}, "changed"},
 		{"abandoned", clientRun(opOf(def, heldAt)), reports.Fail, []string{"abandoned-operation seqs=1"}, "never resent operation r-1 | 100"},
 		{"nothing held", clientRun(opOf(def, try(1, "r-1", "k1", AnswerSuccess, 0, 1))), reports.Unknown, nil, "no attempt was held"},
+		{"no key before the restart", clientRun(opOf(def, try(1, "r-1", "", AnswerHeld, 0, 300), inLife(try(2, "r-1", "", AnswerSuccess, 500, 501), 2))),
+			reports.Fail, []string{"missing-key seqs=1,2"}, "was sent with no idempotency key before the restart"},
+		{"no key after the restart", clientRun(opOf(def, heldAt, inLife(try(2, "r-1", "", AnswerSuccess, 500, 501), 2))),
+			reports.Fail, []string{"missing-key seqs=1,2"}, "after the restart operation r-1 | 100 was sent with no idempotency key, not the k1"},
 	}
-	runClientCases(t, tests, RestartReusesKey)
+	runClientCases(t, tests, withPolicy(RestartReusesKey))
 }
 
 func TestKeyPresent(t *testing.T) {
@@ -258,7 +314,7 @@ func TestKeyPresent(t *testing.T) {
 			reports.Fail, []string{"missing-key seqs=1,2", "duplicate-record seqs=1,2"}, "2 records for one logical operation"},
 		{"nothing retried", clientRun(opOf(def, try(1, "r-1", "", AnswerSuccess, 0, 1))), reports.Unknown, nil, "retried no operation"},
 	}
-	runClientCases(t, tests, KeyPresent)
+	runClientCases(t, tests, withPolicy(KeyPresent))
 }
 
 // clientCase is one row of a client checker's table: a run, and the verdict, anomalies (kind and
@@ -279,6 +335,11 @@ type policyCase struct {
 	verdict reports.Verdict
 	want    []string
 	says    string
+}
+
+// withPolicy is a checker judged against the articles' policy.
+func withPolicy(check func(ClientRun, targets.RetryPolicy) Result) func(ClientRun) Result {
+	return func(r ClientRun) Result { return check(r, policy()) }
 }
 
 func runClientCases(t *testing.T, cases []clientCase, check func(ClientRun) Result) {

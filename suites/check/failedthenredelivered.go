@@ -13,6 +13,9 @@ import (
 type Failure struct {
 	Calls  int
 	Hooked bool
+	// Point is the point of the handling the hook failed it at (before-effect, after-effect;
+	// "" = not named): the verdict's anomalies and unknowns name it.
+	Point string
 }
 
 // FailedThenRedelivered judges an event whose first attempt failed (its downstream failed, or
@@ -25,6 +28,22 @@ type Failure struct {
 // reached the consumer (no failed downstream call; a hooked webhook delivery acknowledged at
 // once) tested nothing.
 func FailedThenRedelivered(first history.Attempt, f Failure, redeliveries Eventually, effects Count) Result {
+	r := failedThenRedelivered(first, f, redeliveries, effects)
+	if f.Point == "" {
+		return r
+	}
+	at := " (the handling failed at " + f.Point + ")"
+	for i := range r.Anomalies {
+		r.Anomalies[i].Message += at
+	}
+	for i := range r.Unknown {
+		r.Unknown[i] += at
+	}
+	return r
+}
+
+// failedThenRedelivered is FailedThenRedelivered without the point named.
+func failedThenRedelivered(first history.Attempt, f Failure, redeliveries Eventually, effects Count) Result {
 	j := newJudge(consumerProfile)
 	switch {
 	case !f.Hooked && f.Calls == 0:

@@ -53,3 +53,31 @@ func TestFailedThenRedelivered(t *testing.T) {
 		})
 	}
 }
+
+// A hook's failure point is named in the anomalies and the unknowns: an after-effect failure whose
+// redelivery applies the event again is a duplicate at that point; the near miss, one effect,
+// passes.
+func TestFailedThenRedeliveredNamesThePoint(t *testing.T) {
+	after := Failure{Hooked: true, Point: "after-effect"}
+	tests := []struct {
+		name    string
+		first   history.Attempt
+		again   Eventually
+		effects Count
+		verdict reports.Verdict
+		want    []string
+		says    string
+	}{
+		{"fails-after-effect: the redelivery applied it again", delivery(1, 500), redeliveries(delivery(2, 200)), effects(2),
+			reports.Fail, []string{"duplicate-record seqs=1,2"}, "took effect 2 times, want 1 (the handling failed at after-effect)"},
+		{"near miss: the redelivery was a duplicate", delivery(1, 500), redeliveries(delivery(2, 200)), effects(1), reports.Pass, nil, ""},
+		{"published: applied again by the broker's redelivery", publication(testEvent, 1), redeliveries(), effects(2),
+			reports.Fail, []string{"duplicate-record seqs=1"}, "(the handling failed at after-effect)"},
+		{"the hook did not fail it", delivery(1, 200), redeliveries(), effects(1), reports.Unknown, nil, "did not fail the handling (the handling failed at after-effect)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			expect(t, FailedThenRedelivered(tt.first, after, tt.again, tt.effects), tt.verdict, tt.want, tt.says)
+		})
+	}
+}

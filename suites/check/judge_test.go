@@ -86,6 +86,9 @@ func summary(a reports.Anomaly) string {
 	if a.Field != "" {
 		s += " field=" + a.Field
 	}
+	if a.Hop != "" {
+		s += " hop=" + a.Hop
+	}
 	if len(a.Seqs) > 0 {
 		s += " seqs=" + seqList(a.Seqs)
 	}

@@ -13,6 +13,9 @@ import (
 type LateDelivery struct {
 	// After is how long after the first delivery it was sent.
 	After time.Duration
+	// Counted is how long after the first delivery the effects after it were counted: the
+	// latest it can have reached the consumer. Zero: not known (After is used).
+	Counted time.Duration
 	// Delivery is what it got.
 	Delivery history.Attempt
 	// Effects is the count after it.
@@ -23,7 +26,10 @@ type LateDelivery struct {
 // declared dedupe retention (late-redelivery): the first delivery MUST be acknowledged and take
 // effect once; every redelivery MUST be acknowledged and MUST NOT take effect again. The first
 // redelivery that takes effect again ends the check, with the delay at which the consumer forgot
-// the event id.
+// the event id. The consumer's retention starts when it records the id, no earlier than the
+// first delivery was sent, and a redelivery reached it no later than its effects were counted:
+// one counted at or past the retention (a loaded machine delayed it) may have come after the
+// consumer rightly forgot, so its effect proves nothing and ends the check with an observation.
 func LateRedelivery(first history.Attempt, firstEffects Count, late []LateDelivery, retention time.Duration) Result {
 	j := newJudge(consumerProfile)
 	acked := j.acked(first, "the first delivery")
@@ -34,6 +40,11 @@ func LateRedelivery(first history.Attempt, firstEffects Count, late []LateDelive
 	for _, r := range late {
 		what := fmt.Sprintf("the redelivery %v after the first delivery (dedupe retention %v)", r.After.Round(time.Millisecond), retention)
 		acked := j.acked(r.Delivery, what)
+		if r.Effects.known() && r.Effects.N > 1 && max(r.Counted, r.After) >= retention {
+			j.r.Observef("%s took effect again, but was counted %v after the first delivery, past the retention: not judged",
+				what, max(r.Counted, r.After).Round(time.Millisecond))
+			break
+		}
 		if r.Effects.known() && r.Effects.N > 1 {
 			j.add(countAnomaly(reports.KindDuplicateRecord, r.Effects, fmt.Sprintf(
 				"%s took effect again (%d effects): the consumer forgot the event id before its declared dedupe retention",

@@ -36,6 +36,10 @@ type LoadResult struct {
 	// BodyErr is the first error re-reading a body a later 2xx answer was to be compared with:
 	// the judgement is then unknown.
 	BodyErr string
+	// PastRetention counts the operations retried past their key's declared retention (a 2xx
+	// attempt that started a retention or more after the operation's first): a new execution
+	// is what the contract promises then, and their records and answers are not compared.
+	PastRetention int
 }
 
 // Throughput is the number of attempts per second over the history's span.
@@ -63,9 +67,11 @@ type loadOp struct {
 	origSeq    int64
 	lastSeq    int64    // the last attempt with a 2xx answer
 	origBody   int64    // the handle of the first 2xx answer's body
+	firstStart int64    // when its earliest attempt started (Unix nanoseconds): its key is no older
 	origHash   [16]byte // the first half of its SHA-256
 	successes  int32
 	origStatus int16
+	late       bool // a 2xx attempt started a retention or more after firstStart
 }
 
 // seqs are the attempts to show for an operation: its first and last 2xx answers.
@@ -83,22 +89,24 @@ func (k *loadOp) seqs() []int64 {
 // rather than by key, so that a merge of millions of attempts keeps a few dozen bytes per
 // operation and no body: NewLoadChecker, Add per attempt in history order, then Finish.
 type LoadChecker struct {
-	p        targets.Profile
-	body     func(handle int64) ([]byte, error)
-	ops      []loadOp
-	seen     []bool
-	res      *LoadResult
-	statuses [600]int
-	ids      []int32 // by anomaly: the operation it is about
-	bodyErr  error
-	first    []time.Duration
-	replay   []time.Duration
+	p         targets.Profile
+	retention time.Duration
+	body      func(handle int64) ([]byte, error)
+	ops       []loadOp
+	seen      []bool
+	res       *LoadResult
+	statuses  [600]int
+	ids       []int32 // by anomaly: the operation it is about
+	bodyErr   error
+	first     []time.Duration
+	replay    []time.Duration
 }
 
-// NewLoadChecker returns a checker for about n operations; body returns the body behind a
-// handle (a read error makes the judgement unknown).
-func NewLoadChecker(p targets.Profile, n int, body func(handle int64) ([]byte, error)) *LoadChecker {
-	return &LoadChecker{p: p, body: body, ops: make([]loadOp, 0, n), seen: make([]bool, 0, n),
+// NewLoadChecker returns a checker for about n operations of a target that keeps its keys for
+// retention (0: not declared); body returns the body behind a handle (a read error makes the
+// judgement unknown).
+func NewLoadChecker(p targets.Profile, retention time.Duration, n int, body func(handle int64) ([]byte, error)) *LoadChecker {
+	return &LoadChecker{p: p, retention: retention, body: body, ops: make([]loadOp, 0, n), seen: make([]bool, 0, n),
 		first: make([]time.Duration, 0, n), res: &LoadResult{Statuses: map[int]int{}}}
 }
 
@@ -122,6 +130,9 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 		res.Ops++
 	}
 	k := &c.ops[id]
+	if start := a.Start.UnixNano(); k.firstStart == 0 || start < k.firstStart {
+		k.firstStart = start
+	}
 	switch a.Outcome {
 	case history.Unknown:
 		res.Unknown++
@@ -136,13 +147,15 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 	}
 	switch {
 	case is2xx(a.Status):
+		pastRetention := c.retention > 0 && a.Start.UnixNano()-k.firstStart >= int64(c.retention)
+		k.late = k.late || pastRetention
 		if k.successes == 0 {
 			k.origSeq, k.origStatus, k.origBody = a.Seq, int16(a.Status), a.Body
 			k.origHash = [16]byte(a.BodyHash[:16])
 			c.first = append(c.first, a.End.Sub(a.Start))
 		} else {
 			c.replay = append(c.replay, a.End.Sub(a.Start))
-			if what, d := c.differs(k, a); d != "" {
+			if what, d := c.differs(k, a); d != "" && !pastRetention {
 				c.add(id, reports.Anomaly{Kind: reports.KindReplayDiffs, Message: d, What: what, Seqs: []int64{k.origSeq, a.Seq}})
 			}
 		}
@@ -198,8 +211,12 @@ func (c *LoadChecker) Finish(records func(id int32) (int, bool), name func(id in
 			continue
 		}
 		n, counted := records(int32(i))
+		if k.late {
+			res.PastRetention++
+		}
 		switch {
 		case !counted: // nothing to check against
+		case n > 1 && k.late: // its key may have expired: a second execution is the contract's
 		case n > 1:
 			c.add(int32(i), reports.Anomaly{Kind: reports.KindDuplicateRecord,
 				Message: fmt.Sprintf("%d business records for one operation (%d 2xx answers)", n, k.successes), Seqs: k.seqs()})
@@ -231,13 +248,16 @@ func (c *LoadChecker) Finish(records func(id int32) (int, bool), name func(id in
 // answer was a 2xx, at most one otherwise; every later 2xx answer equal to the first (status
 // and body, the profile's ignored JSON paths left out); no 5xx; no status other than 2xx,
 // the profile's in-flight status and 429. An attempt without an answer (unknown) is never
-// held against the target. Load is pure: it reads nothing but its arguments.
-func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile) *LoadResult {
+// held against the target, and neither is a second record or another answer after a 2xx
+// attempt that started the declared retention (0: none) or more after the operation's first
+// (its key may have expired: LoadResult.PastRetention counts them). Load is pure: it reads
+// nothing but its arguments.
+func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile, retention time.Duration) *LoadResult {
 	index := make(map[string]int32, len(counts)) // key -> operation id
 	type name struct{ key, op, tenant string }
 	var names []name
 	var bodies [][]byte // by handle: the bodies of 2xx answers
-	c := NewLoadChecker(p, len(counts), func(h int64) ([]byte, error) { return bodies[h], nil })
+	c := NewLoadChecker(p, retention, len(counts), func(h int64) ([]byte, error) { return bodies[h], nil })
 	for a := range attempts {
 		id, seen := index[a.Key]
 		if !seen {
@@ -312,6 +332,9 @@ func (r *LoadResult) Judge(uncounted int, countErr string) Result {
 	}
 	if r.Unknown*10 > r.Attempts {
 		res.Unknown = append(res.Unknown, fmt.Sprintf("%d of %d attempts got no answer", r.Unknown, r.Attempts))
+	}
+	if r.PastRetention > 0 {
+		res.Observef("%d operations were retried past their key's retention (a loaded machine stretched the load): a second execution of them is not held against the target", r.PastRetention)
 	}
 	if r.First.N == 0 && r.Attempts > r.Unknown {
 		res.Anomalies = append(res.Anomalies, reports.Anomaly{Kind: reports.KindWrongStatus,

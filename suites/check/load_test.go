@@ -120,6 +120,23 @@ func TestCheckLoad(t *testing.T) {
 			want:   []string{"duplicate-record b"},
 		},
 		{
+			name: "retried past the key's retention (1 s): a second execution is the contract's",
+			attempts: []history.Attempt{
+				answer(1, "a", 201, `{"id":"1"}`, 0, 4),
+				answer(2, "a", 201, `{"id":"2"}`, 1000, 4),
+			},
+			counts: map[string]int{"a": 2},
+		},
+		{
+			name: "retried just within the key's retention: two records are a duplicate",
+			attempts: []history.Attempt{
+				answer(1, "a", 201, `{"id":"1"}`, 0, 4),
+				answer(2, "a", 201, `{"id":"2"}`, 990, 4),
+			},
+			counts: map[string]int{"a": 2},
+			want:   []string{"duplicate-record a", "replay-differs a"},
+		},
+		{
 			name:     "an operation that was not counted is not checked for records",
 			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 1)},
 			counts:   map[string]int{},
@@ -127,7 +144,7 @@ func TestCheckLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Load(slices.Values(tt.attempts), tt.counts, p)
+			res := Load(slices.Values(tt.attempts), tt.counts, p, time.Second)
 			if got := kinds(res.Anomalies); !slices.Equal(got, tt.want) {
 				t.Errorf("anomalies = %q, want %q\n%s", got, tt.want, fmt.Sprint(res.Anomalies))
 			}
@@ -151,7 +168,7 @@ func TestCheckLoadFigures(t *testing.T) {
 		add(answer(0, key, 201, key, i*10+5, 1))     // replays: 1 ms
 	}
 	add(lost(0, "k0"))
-	res := Load(slices.Values(atts), counts, loadProfile(t))
+	res := Load(slices.Values(atts), counts, loadProfile(t), 0)
 	if len(res.Anomalies) > 0 {
 		t.Fatalf("anomalies: %s", fmt.Sprint(res.Anomalies))
 	}
@@ -228,7 +245,7 @@ func TestLoadJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Load(slices.Values(tt.attempts), tt.counts, p).Judge(tt.uncounted, "connection refused")
+			res := Load(slices.Values(tt.attempts), tt.counts, p, 0).Judge(tt.uncounted, "connection refused")
 			if got := kinds(res.Anomalies); !slices.Equal(got, tt.want) {
 				t.Errorf("anomalies = %q, want %q", got, tt.want)
 			}
@@ -246,7 +263,7 @@ func TestLoadSummaries(t *testing.T) {
 	res := Load(slices.Values([]history.Attempt{
 		answer(1, "a", 201, `{"id":"1"}`, 0, 4), answer(2, "a", 201, `{"id":"2"}`, 5, 1), answer(3, "b", 503, `{}`, 5, 1),
 		answer(4, "a", 201, `{"id":"3"}`, 6, 1),
-	}), map[string]int{"a": 2}, loadProfile(t))
+	}), map[string]int{"a": 2}, loadProfile(t), 0)
 	if got, want := res.AnomalyCounts(), "duplicate-record=1, replay-differs=2, server-error=1"; got != want {
 		t.Errorf("AnomalyCounts = %q, want %q", got, want)
 	}
@@ -289,7 +306,7 @@ func BenchmarkCheckLoad(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := Load(slices.Values(atts), counts, p); len(res.Anomalies) > 0 {
+		if res := Load(slices.Values(atts), counts, p, 0); len(res.Anomalies) > 0 {
 			b.Fatal(fmt.Sprint(res.Anomalies))
 		}
 	}

@@ -25,6 +25,14 @@ type Result struct {
 	Unknown []string
 	// Skip says why the check did not apply (a precondition the target does not meet).
 	Skip string
+	// Observed says what a verdict that rests on chance rests on (e.g. how many deliveries of
+	// a burst were in flight at once): a pass of such a spec says it too.
+	Observed []string
+}
+
+// Observef records what the verdict rests on.
+func (r *Result) Observef(format string, args ...any) {
+	r.Observed = append(r.Observed, fmt.Sprintf(format, args...))
 }
 
 // Verdict is fail when there is an anomaly, else unknown when there is a reason for it, else
@@ -55,6 +63,7 @@ func Skipf(format string, args ...any) Result {
 func (r *Result) Merge(o Result) {
 	r.Anomalies = append(r.Anomalies, o.Anomalies...)
 	r.Unknown = append(r.Unknown, o.Unknown...)
+	r.Observed = append(r.Observed, o.Observed...)
 	if r.Skip == "" {
 		r.Skip = o.Skip
 	}

@@ -24,6 +24,8 @@ type answer struct {
 	kind       string
 	status     int
 	retryAfter time.Duration
+	// bare, when set, is the status's body instead of the declared error shape.
+	bare *bareBody
 }
 
 // The answers a plan is made of.
@@ -50,7 +52,8 @@ const maxRequestBody = 1 << 20
 // operation as plans[i][n] says (an operation past the plans gets success). A planned failure is
 // not stored; the first processing (success, drop, held) is stored under its key and replayed
 // to every later attempt with that key; a key reused with another identity gets 422. Every
-// attempt goes into the history, with what was answered and when.
+// non-2xx (planned, 404, 422) is written in the error shape the client declares (errors:).
+// Every attempt goes into the history, with what was answered and when.
 type api struct {
 	client   *targets.Client
 	hist     *history.History
@@ -59,6 +62,9 @@ type api struct {
 	overrunN int           // attempts of one operation after which overrun closes
 
 	life     atomic.Int32  // which start of the client sends now (1, 2 after a restart)
+	requests atomic.Int64  // requests so far: the {{.Seq}} of an error answer
+	recorded atomic.Int64  // requests recorded in the history so far
+	poke     chan struct{} // receives (without blocking its sender) when a request is recorded
 	overrun  chan struct{} // closed when an operation got more than overrunN attempts
 	heldOne  chan string   // receives the key of the first held attempt
 	released chan struct{} // closed by close: every held handler lets go
@@ -87,15 +93,15 @@ type stored struct {
 
 // newAPI starts the scripted API of one scenario on 127.0.0.1 (over TLS with a certificate of
 // ca when ca is not nil).
-func newAPI(c *targets.Client, hist *history.History, plans []plan, ca *testCA) (*api, error) {
+func newAPI(c *targets.Client, p targets.RetryPolicy, hist *history.History, plans []plan, ca *testCA) (*api, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	a := &api{client: c, hist: hist, plans: plans,
-		holdFor:  c.Retry.AttemptTimeout + time.Second,
-		overrunN: c.Retry.MaxAttempts + 2,
-		overrun:  make(chan struct{}), heldOne: make(chan string, 1), released: make(chan struct{}),
+		holdFor:  p.AttemptTimeout + time.Second,
+		overrunN: p.MaxAttempts + 2 + p.TransportResends,
+		overrun:  make(chan struct{}), heldOne: make(chan string, 1), released: make(chan struct{}), poke: make(chan struct{}, 1),
 		ops: map[string]int{}, attempts: map[string]int{}, stored: map[string]stored{},
 		ln: ln, url: "http://" + ln.Addr().String()}
 	a.life.Store(1)
@@ -185,6 +191,7 @@ func (a *api) store(key string, s stored) {
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at := history.Attempt{Method: r.Method, URL: r.URL.RequestURI(), ReqHeader: r.Header.Clone(), Start: time.Now(),
 		Life: int(a.life.Load()), Outcome: history.OK}
+	e := errorAnswer{n: a.requests.Add(1)}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	at.ReqBody = body
 	if err != nil {
@@ -196,21 +203,28 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.seqs = append(a.seqs, rec.Seq)
 		a.mu.Unlock()
+		a.recorded.Add(1)
+		select {
+		case a.poke <- struct{}{}:
+		default:
+		}
 	}()
 	op := a.client.Operation(r.Method, r.URL.Path)
 	if op == nil {
 		at.Op, at.Answer = "(no operation)", check.AnswerUnknownPath
-		a.writeJSON(w, &at, http.StatusNotFound, nil, map[string]string{"error": "no operation of the client is " + r.Method + " " + r.URL.Path})
+		e.msg = "no operation of the client is " + r.Method + " " + r.URL.Path
+		a.writeError(w, &at, http.StatusNotFound, e)
 		return
 	}
 	key, _ := op.KeyOf(r, body)
 	identity := op.IdentityOf(r, body)
 	at.Op, at.Key, at.Identity = op.Name, key, identity
+	e.op, e.ref, e.key = op, op.FirstIdentityValue(r, body), key
 	d := a.decide(op.Name+"\x00"+identity, identity, key)
 	switch {
 	case d.mismatch:
-		at.Answer = "422"
-		a.writeJSON(w, &at, http.StatusUnprocessableEntity, nil, map[string]string{"error": "this idempotency key was used by another operation"})
+		at.Answer, e.msg = "422", "this idempotency key was used by another operation"
+		a.writeError(w, &at, http.StatusUnprocessableEntity, e)
 	case d.replay != nil:
 		at.Answer = check.AnswerReplay
 		a.write(w, &at, d.replay.status, d.replay.header, d.replay.body)
@@ -250,12 +264,9 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		a.closeUnanswered(w, &at)
 	default:
-		at.Answer, at.RetryAfter = strconv.Itoa(d.answer.status), d.answer.retryAfter
-		var h http.Header
-		if ra := d.answer.retryAfter; ra > 0 {
-			h = http.Header{"Retry-After": {strconv.Itoa(int((ra + time.Second - 1) / time.Second))}}
-		}
-		a.writeJSON(w, &at, d.answer.status, h, map[string]string{"error": http.StatusText(d.answer.status) + " (planned by the harness)"})
+		at.Answer, e.retryAfter, e.bare = strconv.Itoa(d.answer.status), d.answer.retryAfter, d.answer.bare
+		e.msg = http.StatusText(d.answer.status) + " (planned by the harness)"
+		a.writeError(w, &at, d.answer.status, e)
 	}
 }
 
@@ -270,16 +281,6 @@ func (a *api) render(op *targets.ClientOperation, r *http.Request, body []byte, 
 		h.Set("Content-Type", "application/json")
 	}
 	return stored{identity: identity, status: op.Response.Status, header: h, body: b}
-}
-
-// writeJSON writes a JSON answer.
-func (a *api) writeJSON(w http.ResponseWriter, at *history.Attempt, code int, h http.Header, v any) {
-	b, _ := json.Marshal(v)
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Set("Content-Type", "application/json")
-	a.write(w, at, code, h, b)
 }
 
 // write writes an answer and records it.
@@ -312,6 +313,26 @@ func (a *api) closeUnanswered(w http.ResponseWriter, at *history.Attempt) {
 		tc.SetLinger(0) // a reset, as a crashed server's
 	}
 	conn.Close()
+}
+
+// settleWait bounds how long settle waits for the requests in flight to be recorded.
+const settleWait = 2 * time.Second
+
+// settle lets every request in flight end and be recorded, once the client is done: the held
+// ones are released, and settle waits (at most settleWait) until every request the API began is
+// in the history. A client that sees its connection closed may return before the handler that
+// closed it has recorded the attempt.
+func (a *api) settle() {
+	a.relOnce.Do(func() { close(a.released) })
+	timer := time.NewTimer(settleWait)
+	defer timer.Stop()
+	for a.recorded.Load() < a.requests.Load() {
+		select {
+		case <-a.poke:
+		case <-timer.C:
+			return
+		}
+	}
 }
 
 // history returns this scenario's attempts, in the order they arrived.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func post(t *testing.T, hc *http.Client, url, key, ref string) (int, string) {
 func TestScriptedAPI(t *testing.T) {
 	c := testClient(t, "")
 	hist := history.New(history.NewRedactor(nil, nil))
-	a, err := newAPI(c, hist, []plan{{drop, success}, {status(429, time.Second)}}, nil)
+	a, err := newAPI(c, c.Retry, hist, []plan{{drop, success}, {status(429, time.Second)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,106 @@ func TestScriptedAPI(t *testing.T) {
 	}
 }
 
+// Every non-2xx is written in the shape the client declares for its status (planned failures,
+// the 422 of a key reused by another operation, the 404 of another path alike); a planned
+// Retry-After replaces a declared one, and the Retry-After written, either, is the attempt's.
+func TestScriptedAPIErrorShapes(t *testing.T) {
+	c := testClient(t, `    errors:
+      default:
+        body: '{"error": {"type": "api_error", "status": {{.Status}}, "text": {{json .Text}}, "ref": {{json .Ref}}, "key": {{json .Key}}, "req": {{.Seq}}}}'
+        headers: {X-Should-Retry: "true", Retry-After: "2"}
+      4xx: {body: '{"error": {"type": "invalid_request_error", "status": {{.Status}}}}', headers: {X-Should-Retry: "false"}}
+      "429": {body: 'slow down', content_type: text/plain}`)
+	hist := history.New(history.NewRedactor(nil, nil))
+	a, err := newAPI(c, c.Retry, hist, []plan{{status(503, 0), success}, {status(503, time.Second)}, {}, {status(429, 0)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	steps := []struct {
+		key, ref, path string
+		status         int
+		body           string
+		header         http.Header
+	}{
+		{"k1", "r-1", "/v1/orders", 503, `{"error": {"type": "api_error", "status": 503, "text": "Service Unavailable", "ref": "r-1", "key": "k1", "req": 1}}`,
+			http.Header{"X-Should-Retry": {"true"}, "Retry-After": {"2"}, "Content-Type": {"application/json"}}},
+		{"k1", "r-1", "/v1/orders", 201, `{"n": 1, "ref": "r-1"}`, nil},
+		{"k2", "r-2", "/v1/orders", 503, `"req": 3`, http.Header{"Retry-After": {"1"}}},
+		{"k1", "r-3", "/v1/orders", 422, `{"error": {"type": "invalid_request_error", "status": 422}}`, http.Header{"X-Should-Retry": {"false"}}},
+		{"k3", "r-4", "/v1/orders", 429, "slow down", http.Header{"Content-Type": {"text/plain"}}},
+		{"k4", "r-5", "/v1/refunds", 404, `{"error": {"type": "invalid_request_error", "status": 404}}`, nil},
+	}
+	for i, st := range steps {
+		req, _ := http.NewRequest(http.MethodPost, a.url+st.path, strings.NewReader(fmt.Sprintf(`{"ref": %q}`, st.ref)))
+		req.Header.Set("Idempotency-Key", st.key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("step %d: %v", i+1, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != st.status || !strings.Contains(string(b), st.body) {
+			t.Errorf("step %d: %d %s, want %d %s", i+1, resp.StatusCode, b, st.status, st.body)
+		}
+		for k := range st.header {
+			if resp.Header.Get(k) != st.header.Get(k) {
+				t.Errorf("step %d: %s: %q, want %q", i+1, k, resp.Header.Get(k), st.header.Get(k))
+			}
+		}
+	}
+	var ras []time.Duration
+	for _, at := range a.history() {
+		ras = append(ras, at.RetryAfter)
+	}
+	if want := []time.Duration{2 * time.Second, 0, time.Second, 0, 0, 0}; !slices.Equal(ras, want) {
+		t.Errorf("recorded Retry-After %v, want %v (the declared 2s, the planned 1s over it, none where the entry declares none)", ras, want)
+	}
+}
+
+// A bare error is written as planned, whatever error shape the client declares: a 503 in
+// text/plain, a 422 whose body is {}; and every request is in the history once the API settles.
+func TestScriptedAPIBareErrors(t *testing.T) {
+	c := testClient(t, `    errors:
+      default: {body: '{"error": {"type": "api_error"}}', headers: {X-Should-Retry: "true"}}`)
+	a, err := newAPI(c, c.Retry, history.New(history.NewRedactor(nil, nil)), []plan{{bareStatus(503, plainText)}, {bareStatus(422, emptyJSON)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for i, want := range []struct {
+		ref, ctype, body string
+		status           int
+	}{
+		{"r-1", "text/plain; charset=utf-8", "Service Unavailable\n", 503},
+		{"r-2", "application/json", "{}", 422},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/v1/orders", strings.NewReader(fmt.Sprintf(`{"ref": %q}`, want.ref)))
+		req.Header.Set("Idempotency-Key", want.ref+"-k")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i+1, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want.status || string(b) != want.body || resp.Header.Get("Content-Type") != want.ctype || resp.Header.Get("X-Should-Retry") != "" {
+			t.Errorf("attempt %d: %d %q %q (X-Should-Retry %q), want %d %q %q and no declared header", i+1, resp.StatusCode,
+				resp.Header.Get("Content-Type"), b, resp.Header.Get("X-Should-Retry"), want.status, want.ctype, want.body)
+		}
+	}
+	a.settle()
+	if h := a.history(); len(h) != 2 || h[0].Answer != "503" || string(h[1].RespBody) != "{}" {
+		t.Errorf("history %+v, want the 503 and the 422 {}", h)
+	}
+}
+
 // A hold answer waits for the client to give up, at most its attempt timeout and a second, and
 // closes the connection without an answer, processing nothing.
 func TestScriptedAPIHolds(t *testing.T) {
 	c := testClient(t, "")
-	a, err := newAPI(c, history.New(history.NewRedactor(nil, nil)), []plan{{hold}}, nil)
+	a, err := newAPI(c, c.Retry, history.New(history.NewRedactor(nil, nil)), []plan{{hold}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

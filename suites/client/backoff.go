@@ -12,16 +12,18 @@ const backoffOps = 8
 func init() {
 	p := &Property{
 		Name: "backoff",
-		Must: `Each delay before a retry (of an answer without Retry-After) MUST fall within the declared
-backoff's envelope (20 ms early, or max(20 ms, a quarter of its upper bound) late, at most), and none
-under 10 ms (hammering); with jitter declared, the first-retry
-delays of at least 6 operations MUST span at least max(5 ms, 10% of the envelope).`,
+		Must: `Each delay before a retry (of an answer without a Retry-After the client honours) MUST fall
+within the declared backoff's envelope (20 ms early, or max(20 ms, a quarter of its upper bound)
+late, at most), and none under 10 ms (hammering); with jitter declared (full, equal or a range of the
+cap: {min: 0.75, max: 1.0}), of the first-retry delays of at least 6 operations the
+fastest MUST come in the lower three quarters of the envelope, and the fastest three quarters MUST
+span at least max(5 ms, 10% of the envelope).`,
 		Catches: []string{"no-jitter", "retries-immediately"},
 		Needs:   append(needs[:len(needs):len(needs)], "clients[].retry.backoff"),
 		Covers:  "each declared client",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "backs off within its envelope, with jitter", func(s *S, c *targets.Client) check.Result {
+		return clientSpecs(p, e, "backs off within its envelope, with jitter", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
 			plans := make([]plan, backoffOps)
 			for i := range plans {
 				plans[i] = plan{status(503, 0), success}
@@ -29,11 +31,11 @@ delays of at least 6 operations MUST span at least max(5 ms, 10% of the envelope
 					plans[i] = plan{status(503, 0), status(503, 0), success}
 				}
 			}
-			run, r := s.play(c, scenario{ops: backoffOps, plans: plans})
+			run, r := s.play(c, cfg, scenario{ops: backoffOps, plans: plans})
 			if r != nil {
 				return *r
 			}
-			return check.Backoff(run, c.Retry)
+			return check.Backoff(run, cfg.Retry)
 		})
 	}
 	register(p)

@@ -5,24 +5,50 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 )
 
+// bareErrors are the bodies the bare-error scenarios answer a persistent 503 with, each in a
+// scenario of its own: the client's exit says how it ended one operation.
+var bareErrors = []struct {
+	text string
+	body *bareBody
+}{
+	{"a persistent 503 in text/plain", plainText},
+	{"a persistent 503 whose body is {}", emptyJSON},
+}
+
 func init() {
 	p := &Property{
 		Name: "bounded",
-		Must: `Under a persistent 503 the client MUST stop at its declared max_attempts and report the
-failure as it declares (clients[].failure); the harness ends a client still retrying at
-max_attempts + 2 attempts or at the scenario's timeout (SIGKILL: unbounded-retries).`,
-		Catches: []string{"unbounded"},
-		Needs:   append(needs[:len(needs):len(needs)], "clients[].failure (exit_code, output)", "clients[].timeout"),
-		Covers:  "each declared client",
+		Must: `Under a persistent 503 (its second attempt's connection closed after processing instead)
+the client MUST stop at its declared max_attempts, its transport's immediate re-sends beyond
+retry.transport_resends counted, and report the failure as it declares (clients[].failure); the
+harness ends a client still retrying at max_attempts + 2 attempts or at the scenario's timeout
+(SIGKILL: unbounded-retries). Once per configuration. Given a persistent 503 whose body is not
+its error shape (text/plain; {}), each in a one-operation scenario, it MUST report the operation
+failed (failure-reported-as-success otherwise).`,
+		Catches: []string{"unbounded", "transport-resend", "success-on-bare-error"},
+		Needs:   append(needs[:len(needs):len(needs)], "clients[].failure (exit_code, output)", "clients[].timeout", "clients[].retry.transport_resends", configNeed),
+		Covers:  "each declared client, in each of its configurations",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "stops at max_attempts under a persistent 503 and reports the failure", func(s *S, c *targets.Client) check.Result {
-			run, r := s.play(c, scenario{ops: 1, plans: []plan{{status(503, 0)}}})
-			if r != nil {
-				return *r
-			}
-			return check.Bounded(run, c.Retry)
-		})
+		specs := configurationSpecs(p, e, "stops at max_attempts under a persistent 503 (a connection closed once) and reports the failure",
+			func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+				run, r := s.play(c, cfg, scenario{ops: 1, plans: []plan{{status(503, 0), drop, status(503, 0)}}})
+				if r != nil {
+					return *r
+				}
+				return check.Bounded(run, cfg.Retry)
+			})
+		for _, b := range bareErrors {
+			specs = append(specs, labelled(clientSpecs(p, e, "reports as failed "+b.text+", not its error shape",
+				func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+					run, r := s.play(c, cfg, scenario{ops: 1, plans: []plan{{bareStatus(503, b.body)}}})
+					if r != nil {
+						return *r
+					}
+					return check.BareError(run, cfg.Retry)
+				}), bareErrorLabel)...)
+		}
+		return specs
 	}
 	register(p)
 }

@@ -9,18 +9,19 @@ func init() {
 	p := &Property{
 		Name: "key-present",
 		Must: `A POST the client retries MUST carry an idempotency key, where the operation declares it
-(without one the API cannot tell the retry from a new operation).`,
+(without one the API cannot tell the retry from a new operation). Once per configuration (one
+that makes a single attempt, max_attempts: 1, and retried nothing is skipped).`,
 		Catches: []string{"no-key"},
-		Needs:   append(needs[:len(needs):len(needs)], "clients[].operations[].key"),
-		Covers:  "each declared client",
+		Needs:   append(needs[:len(needs):len(needs)], "clients[].operations[].key", configNeed),
+		Covers:  "each declared client, in each of its configurations",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "sends a key with every attempt it retries", func(s *S, c *targets.Client) check.Result {
-			run, r := s.play(c, scenario{ops: 2, plans: []plan{{status(503, 0), success}, {drop, success}}})
+		return configurationSpecs(p, e, "sends a key with every attempt it retries", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+			run, r := s.play(c, cfg, scenario{ops: 2, plans: []plan{{status(503, 0), success}, {drop, success}}})
 			if r != nil {
 				return *r
 			}
-			return check.KeyPresent(run)
+			return check.KeyPresent(run, cfg.Retry)
 		})
 	}
 	register(p)

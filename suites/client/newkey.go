@@ -16,15 +16,15 @@ clients[].ops.same_ref).`,
 		Covers:  "each declared client",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "sends each operation with a key of its own, two with one reference too", func(s *S, c *targets.Client) check.Result {
-			run, r := s.play(c, scenario{ops: 3, sameRef: true})
+		return clientSpecs(p, e, "sends each operation with a key of its own, two with one reference too", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+			run, r := s.play(c, cfg, scenario{ops: 3, sameRef: true})
 			if r != nil {
 				return *r
 			}
 			if c.Ops.SameRef == nil {
 				s.Notef("client %s declares no ops.same_ref: only operations with distinct references were checked", c.Name)
 			}
-			return check.NewKeyPerOperation(run)
+			return check.NewKeyPerOperation(run, cfg.Retry)
 		})
 	}
 	register(p)

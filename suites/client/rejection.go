@@ -9,19 +9,29 @@ func init() {
 	p := &Property{
 		Name: "no-retry-on-rejection",
 		Must: `An operation the API rejected as invalid (a 400, a 422: the statuses the client declares
-it never resends) MUST NOT be resent with the same key.`,
+it never resends) MUST NOT be resent with the same key; given a 422 whose body is {} (not its
+error shape), in a one-operation scenario, the client MUST also report the operation failed
+(failure-reported-as-success otherwise).`,
 		Catches: []string{"retries-rejections"},
 		Needs:   needs,
 		Covers:  "each declared client",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "does not resend a 400 or a 422", func(s *S, c *targets.Client) check.Result {
-			run, r := s.play(c, scenario{ops: 2, plans: []plan{{status(400, 0)}, {status(422, 0)}}})
+		specs := clientSpecs(p, e, "does not resend a 400 or a 422", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+			run, r := s.play(c, cfg, scenario{ops: 2, plans: []plan{{status(400, 0)}, {status(422, 0)}}})
 			if r != nil {
 				return *r
 			}
-			return check.NoRetryOnRejection(run, c.Retry)
+			return check.NoRetryOnRejection(run, cfg.Retry)
 		})
+		return append(specs, labelled(clientSpecs(p, e, "reports as failed a 422 whose body is {}, not its error shape",
+			func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+				run, r := s.play(c, cfg, scenario{ops: 1, plans: []plan{{bareStatus(422, emptyJSON)}}})
+				if r != nil {
+					return *r
+				}
+				return check.BareError(run, cfg.Retry)
+			}), bareErrorLabel)...)
 	}
 	register(p)
 }

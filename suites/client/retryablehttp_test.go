@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +19,27 @@ import (
 	"github.com/retrysafe/retrysafe/suites"
 )
 
+// retryMaxEnv is the variable of the run's env (a configuration's) that sets the client's
+// RetryMax.
+const retryMaxEnv = "RETRYABLEHTTP_RETRY_MAX"
+
 // payments is a small SDK on go-retryablehttp as its README shows it: one client, each
 // operation a POST whose Idempotency-Key is set once, before the first attempt; the library
-// retries it. configure sets the client up.
+// retries it. The run's configuration sets RetryMax (RETRYABLEHTTP_RETRY_MAX in its env);
+// configure sets the rest up.
 func payments(configure func(*retryablehttp.Client)) suites.ClientFunc {
 	return func(ctx context.Context, run suites.ClientRun) error {
 		c := retryablehttp.NewClient()
 		c.RetryWaitMin = 50 * time.Millisecond
 		c.HTTPClient.Timeout = time.Second
 		c.Logger = nil
+		if v, ok := run.Env[retryMaxEnv]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s %q: %v", retryMaxEnv, v, err)
+			}
+			c.RetryMax = n
+		}
 		configure(c)
 		defer c.HTTPClient.CloseIdleConnections()
 		var failed []error
@@ -86,10 +100,12 @@ func verdicts(run *reports.Run) (map[string]reports.Verdict, map[string][]report
 }
 
 // The verdicts that follow from go-retryablehttp's documented defaults (DefaultRetryPolicy,
-// DefaultBackoff, RetryMax 4), with the key set once per operation: it retries a reset, a
-// timeout and a 503, keeps key and body, bounds itself at 5 attempts, honours Retry-After on 429
-// and 503 (a 409 it does not retry at all), but backs off without jitter, and a restarted process
-// has forgotten its pending key.
+// DefaultBackoff), with the key set once per operation, in its two configurations: RetryMax 4
+// retries a reset, a timeout and a 503, keeps key and body, bounds itself at 5 attempts besides
+// net/http's one re-send after a reset (declared), honours Retry-After on 429 and 503 (a 409 it
+// does not retry at all), but backs off without jitter, and a restarted process has forgotten
+// its pending key; RetryMax 0 makes one attempt per operation, and every property run in it
+// passes (key-present, with no retry to judge, skips).
 func TestRetryableHTTPDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a client through every client scenario")
@@ -119,9 +135,29 @@ func TestRetryableHTTPDefaults(t *testing.T) {
 	if len(rec.errs) != 2 {
 		t.Errorf("RunClientT reported %d errors, want 2 (backoff, restart-reuses-key):\n%s", len(rec.errs), strings.Join(rec.errs, "\n"))
 	}
-	if !strings.Contains(strings.Join(run.Target.Deviations, "\n"), "409") {
-		t.Errorf("the summary's deviations %q do not say that a 409 is not retried", run.Target.Deviations)
+	for _, c := range []string{"retry-max-4", "retry-max-0"} {
+		for _, p := range []string{"bounded", "retries-transient", "key-present"} {
+			if v := specVerdict(run, p, "(configuration "+c+")"); v != reports.Pass && (v != reports.Skipped || p != "key-present" || c != "retry-max-0") {
+				t.Errorf("%s in configuration %s: %q, want pass", p, c, v)
+			}
+		}
 	}
+	devs := strings.Join(run.Target.Deviations, "\n")
+	for _, d := range []string{"does not retry a 409", "lets its transport re-send a request", "in configuration retry-max-0: never retries"} {
+		if !strings.Contains(devs, d) {
+			t.Errorf("the summary's deviations %q do not say %q", run.Target.Deviations, d)
+		}
+	}
+}
+
+// specVerdict is the verdict of the spec of property p whose text contains text ("" when none).
+func specVerdict(run *reports.Run, p, text string) reports.Verdict {
+	for _, prop := range run.Properties {
+		if i := slices.IndexFunc(prop.Specs, func(s reports.Spec) bool { return strings.Contains(s.Text, text) }); prop.Name == p && i >= 0 {
+			return prop.Specs[i].Verdict
+		}
+	}
+	return ""
 }
 
 // With Backoff = LinearJitterBackoff (RetryWaitMin 50 ms, RetryWaitMax 100 ms) the first two

@@ -16,12 +16,12 @@ keys left two records.`,
 		Covers:  "each declared client",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "keeps its key and body across a dropped response, a 503 and a 502", func(s *S, c *targets.Client) check.Result {
-			run, r := s.play(c, scenario{ops: 2, plans: []plan{{drop, status(503, 0), success}, {status(502, 0), success}}})
+		return clientSpecs(p, e, "keeps its key and body across a dropped response, a 503 and a 502", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+			run, r := s.play(c, cfg, scenario{ops: 2, plans: []plan{{drop, status(503, 0), success}, {status(502, 0), success}}})
 			if r != nil {
 				return *r
 			}
-			return check.SameKeyOnRetry(run)
+			return check.SameKeyOnRetry(run, cfg.Retry)
 		})
 	}
 	register(p)

@@ -44,7 +44,7 @@ const inProcessGrace = 5 * time.Second
 // into operations, how the client ended. skip is not empty when the scenario cannot run with
 // this client (a restart of a client driven in-process that cannot be re-executed); a set-up
 // that fails is an unknown result.
-func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *check.Result) {
+func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenario) (run check.ClientRun, verdict *check.Result) {
 	fail := func(format string, args ...any) (check.ClientRun, *check.Result) {
 		r := check.Unknownf(format, args...)
 		return run, &r
@@ -72,13 +72,13 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 			return fail("the scripted API's certificate: %v", err)
 		}
 	}
-	a, err := newAPI(c, s.History, sc.plans, ca)
+	a, err := newAPI(c, cfg.Retry, s.History, sc.plans, ca)
 	if err != nil {
 		return fail("the scripted API: %v", err)
 	}
 	defer a.close()
 
-	cr, prefix, wanted := s.clientRun(c, sc, a.url, state, ip != nil || c.UsesOpsFile())
+	cr, prefix, asked := s.clientRun(c, sc, a.url, state, ip != nil || c.UsesOpsFile())
 	if ca != nil {
 		cr.CAFile = ca.file
 	}
@@ -87,14 +87,15 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 	if err := os.WriteFile(opsFile, data, 0o644); err != nil {
 		return fail("the ops file: %v", err)
 	}
-	n := len(cr.Ops)
-	if !c.UsesOpsFile() && ip == nil {
-		n = sc.ops // the client makes its operations from {{.Ref}} and {{.Ops}}
+	vars := targets.ClientVars{URL: a.url, CAFile: cr.CAFile, State: state, Ref: prefix, Ops: strconv.Itoa(len(cr.Ops)), OpsFile: opsFile}
+	if err := configure(&cr, c, cfg, vars, sc.sameRef && len(asked) > sc.ops); err != nil {
+		return fail("client %s: %v", c.Name, err)
 	}
-	vars := targets.ClientVars{URL: a.url, CAFile: cr.CAFile, State: state, Ref: prefix, Ops: strconv.Itoa(n), OpsFile: opsFile}
 
-	run = check.ClientRun{Client: c.Name, Wanted: wanted, Exit: -1}
-	starter := s.starter(c, ip, sc.restart, vars, cr)
+	run = check.ClientRun{Client: c.Name, Wanted: len(asked), Asked: asked, Exit: -1}
+	stalls := framework.WatchStalls()
+	defer stalls.Stop()
+	starter := s.starter(c, cfg, ip, sc.restart, vars, cr)
 	life, err := starter()
 	if err != nil {
 		return fail("start client %s: %v", c.Name, err)
@@ -111,7 +112,8 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 			done = true
 		case <-a.overrun:
 			s.kill(c, life, "it was still retrying past max_attempts + 2")
-			run.Killed = fmt.Sprintf("it was still retrying after %d attempts of one operation (max_attempts %d + 2)", a.overrunN, c.Retry.MaxAttempts)
+			run.Killed = fmt.Sprintf("it was still retrying after %d attempts of one operation (max_attempts %d + 2%s)", a.overrunN,
+				cfg.Retry.MaxAttempts, resendsWords(cfg.Retry))
 			done = true
 		case <-deadline.C:
 			s.kill(c, life, "the scenario's timeout passed")
@@ -137,7 +139,9 @@ func (s *S) play(c *targets.Client, sc scenario) (run check.ClientRun, verdict *
 	if out := life.output(); out != "" {
 		s.Notef("client %s's last output:%s", c.Name, out)
 	}
-	run.Ops = s.group(c, a.history())
+	stalls.Stop()
+	a.settle()
+	run.Ops = s.group(c, a.history(), stalls)
 	s.drawTimeline(run.Ops)
 	return run, nil
 }
@@ -167,30 +171,63 @@ func (s *S) kill(c *targets.Client, l *life, why string) {
 }
 
 // clientRun makes the operations a scenario asks for: ops references PREFIX-1..PREFIX-N with
-// the client's parameters, and, asked for and declared, one more: an entry with PREFIX-1 and the
-// same_ref parameters (for a client that reads the entries: entries), or the same_ref env values
-// the client reads. wanted is how many operations the client must then send; prefix is the
-// scenario's {{.Ref}}.
-func (s *S) clientRun(c *targets.Client, sc scenario, url, state string, entries bool) (cr framework.ClientRun, prefix string, wanted int) {
+// the client's parameters and, asked for and declared in a way the client can be told (same_ref
+// env values, or entries it reads: {{.OpsFile}}, or a client driven in-process), one more: PREFIX-1
+// with the same_ref parameters over the client's. Every operation asked for is an entry of the
+// ops file and counted by {{.Ops}}; asked are their identities as the client's first operation
+// declares it (targets.ClientOperation.ExpectedIdentity); prefix is the scenario's {{.Ref}}.
+// The same_ref env values are rendered by play, over the scenario's values.
+func (s *S) clientRun(c *targets.Client, sc scenario, url, state string, entries bool) (cr framework.ClientRun, prefix string, asked []string) {
 	prefix = fmt.Sprintf("rs-%s-c%d", s.Settings.RunID, s.Next())
 	cr = framework.ClientRun{BaseURL: url, StateDir: state, Env: map[string]string{}}
 	for i := 1; i <= sc.ops; i++ {
 		cr.Ops = append(cr.Ops, framework.ClientOp{Ref: fmt.Sprintf("%s-%d", prefix, i), Params: maps.Clone(c.Ops.Params)})
 	}
-	wanted = sc.ops
-	if sr := c.Ops.SameRef; sc.sameRef && sr != nil && (len(sr.Env) > 0 || entries) {
-		wanted++
-		if sr.Params != nil && entries {
+	if sr := c.Ops.SameRef; sc.sameRef && sr != nil {
+		if len(sr.Env) > 0 || entries {
 			params := maps.Clone(c.Ops.Params)
-			if params == nil {
+			if sr.Params != nil && params == nil {
 				params = map[string]any{}
 			}
 			maps.Copy(params, sr.Params)
 			cr.Ops = append(cr.Ops, framework.ClientOp{Ref: cr.Ops[0].Ref, Params: params})
+		} else {
+			s.Notef("client %s declares ops.same_ref.params but reads no {{.OpsFile}} and declares no same_ref.env: it cannot be asked for the operation with the first one's reference", c.Name)
 		}
-		maps.Copy(cr.Env, sr.Env)
 	}
-	return cr, prefix, wanted
+	for _, op := range cr.Ops {
+		asked = append(asked, c.Operations[0].ExpectedIdentity(op.Ref, op.Params))
+	}
+	return cr, prefix, asked
+}
+
+// configure gives a scenario's run the configuration it runs the client in: its name, its
+// policy, and the environment (the client's env, the configuration's merged over it, and the
+// same_ref env values when the scenario asks for the operation with the first one's reference),
+// rendered over the scenario's values.
+func configure(cr *framework.ClientRun, c *targets.Client, cfg *targets.ClientConfiguration, vars targets.ClientVars, sameRef bool) error {
+	cr.Configuration, cr.Policy = cfg.Name, cfg.Retry
+	env, err := c.RenderEnv(vars, cfg)
+	if err != nil {
+		return err
+	}
+	if sameRef {
+		more, err := c.Ops.SameRef.RenderEnv(vars)
+		if err != nil {
+			return err
+		}
+		maps.Copy(env, more)
+	}
+	cr.Env = env
+	return nil
+}
+
+// resendsWords says how many transport re-sends the overrun allows besides max_attempts + 2, or "".
+func resendsWords(p targets.RetryPolicy) string {
+	if p.TransportResends == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" + %d transport re-sends", p.TransportResends)
 }
 
 // life is one start of the client under test: a process, or a function in a goroutine.
@@ -205,7 +242,8 @@ type life struct {
 
 // starter returns what starts the client once more: its command as a process (or, driven
 // in-process, the function; the re-executed test binary when the scenario restarts it).
-func (s *S) starter(c *targets.Client, ip *framework.InProcessClient, restart bool, vars targets.ClientVars, cr framework.ClientRun) func() (*life, error) {
+func (s *S) starter(c *targets.Client, cfg *targets.ClientConfiguration, ip *framework.InProcessClient, restart bool, vars targets.ClientVars,
+	cr framework.ClientRun) func() (*life, error) {
 	if ip != nil && !restart {
 		return func() (*life, error) { return s.inProcess(ip, cr), nil }
 	}
@@ -215,7 +253,7 @@ func (s *S) starter(c *targets.Client, ip *framework.InProcessClient, restart bo
 		if ip != nil {
 			argv, env, err = ip.Exec(cr)
 		} else {
-			argv, env, err = c.Render(vars)
+			argv, _, err = c.Render(vars, cfg)
 			for _, k := range slices.Sorted(maps.Keys(cr.Env)) {
 				env = append(env, k+"="+cr.Env[k])
 			}
@@ -305,8 +343,9 @@ func (s *S) inProcess(ip *framework.InProcessClient, cr framework.ClientRun) *li
 
 // group turns a scenario's attempts into the client's logical operations, by operation and
 // declared identity, in the order each first arrived; attempts for no declared operation are
-// noted (they got 404).
-func (s *S) group(c *targets.Client, attempts []history.Attempt) []check.ClientOp {
+// noted (they got 404). Each attempt after an operation's first carries how long stalls saw the
+// harness stalled since the previous one's answer.
+func (s *S) group(c *targets.Client, attempts []history.Attempt, stalls *framework.StallWatch) []check.ClientOp {
 	var ops []check.ClientOp
 	index := map[string]int{}
 	unknown := 0
@@ -329,7 +368,12 @@ func (s *S) group(c *targets.Client, attempts []history.Attempt) []check.ClientO
 		s.Notef("client %s sent %d requests for no declared operation (answered 404): check clients[].operations[].method and path", c.Name, unknown)
 	}
 	for i := range ops {
-		sort.SliceStable(ops[i].Attempts, func(x, y int) bool { return ops[i].Attempts[x].Start.Before(ops[i].Attempts[y].Start) })
+		as := ops[i].Attempts
+		sort.SliceStable(as, func(x, y int) bool { return as[x].Start.Before(as[y].Start) })
+		ops[i].Stalls = make([]time.Duration, len(as))
+		for n := 1; n < len(as); n++ {
+			ops[i].Stalls[n] = stalls.Within(as[n-1].Answered, as[n].Start)
+		}
 	}
 	return ops
 }

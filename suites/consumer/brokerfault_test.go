@@ -3,8 +3,8 @@ package consumer
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,31 +29,24 @@ import (
 // runs every spec that many times on one harness (how often a mutant is caught).
 
 // buildBrokerConsumer builds the retrysafe binary the managed consumers run, into a folder of t.
-func buildBrokerConsumer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "retrysafe")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/retrysafe/retrysafe/cmd/retrysafe").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build ./cmd/retrysafe: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildBrokerConsumer(t *testing.T) string { return frameworktest.Binary(t) }
 
 // managedQueueTarget parses the managed target file of transport (amqp, nats) for the reference
 // consumer bin with mutant m, on SQLite in a folder of t and a topology named name; with noSink
 // the no-sink one (no downstream, test hooks, the id in a header on NATS).
-func managedQueueTarget(t *testing.T, bin, transport, name, m string, noSink bool) *targets.Target {
+func managedQueueTarget(t *testing.T, bin, transport, name, m string, noSink bool, extra map[string]string) *targets.Target {
 	t.Helper()
 	doc := map[string][]byte{"amqp": examples.ConsumerAMQPManaged, "nats": examples.ConsumerNATSManaged}[transport]
 	if noSink {
 		doc = map[string][]byte{"amqp": examples.ConsumerAMQPNoSinkManaged, "nats": examples.ConsumerNATSNoSinkManaged}[transport]
 	}
 	vars := map[string]string{
-		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": frameworktest.FreeURLs(t, 2), "RETRYSAFE_STORE": "sqlite",
+		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": frameworktest.ReservedURLs(t, 2), "RETRYSAFE_REUSE_PORT": "true", "RETRYSAFE_STORE": "sqlite",
 		"RETRYSAFE_DSN": filepath.Join(t.TempDir(), "consumer.db"), "RETRYSAFE_MUTANT": orNone(m, "none"),
 		"RETRYSAFE_AMQP_EXCHANGE": name + "-x", "RETRYSAFE_AMQP_QUEUE": name + "-q", "RETRYSAFE_AMQP_ROUTING_KEY": name,
 		"RETRYSAFE_NATS_STREAM": name, "RETRYSAFE_NATS_SUBJECT": name + ".events", "RETRYSAFE_NATS_DURABLE": name + "-consumer",
 	}
+	maps.Copy(vars, extra)
 	tg, err := targets.Parse("consumer-"+transport+"-managed.yaml", doc, func(k string) (string, bool) {
 		if v, ok := vars[k]; ok {
 			return v, true
@@ -79,11 +72,18 @@ func orNone(s, def string) string {
 // openManagedQueue opens a harness on the managed queue consumer; Close tears it all down.
 func openManagedQueue(t *testing.T, bin, transport, m string, noSink bool) (*framework.Harness, *targets.Consumer) {
 	t.Helper()
+	return openManagedQueueWith(t, bin, transport, m, noSink, nil, framework.Settings{Seed: 11})
+}
+
+// openManagedQueueWith is openManagedQueue with extra variables for the target file and the
+// run's settings.
+func openManagedQueueWith(t *testing.T, bin, transport, m string, noSink bool, extra map[string]string, st framework.Settings) (*framework.Harness, *targets.Consumer) {
+	t.Helper()
 	name := broker.UniqueName("test-" + transport)
-	tg := managedQueueTarget(t, bin, transport, name, m, noSink)
+	tg := managedQueueTarget(t, bin, transport, name, m, noSink, extra)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	h, err := framework.Open(ctx, tg, framework.WithSettings(framework.Settings{Seed: 11}))
+	h, err := framework.Open(ctx, tg, framework.WithSettings(st))
 	if err != nil {
 		t.Fatalf("open the managed %s consumer (these tests need RabbitMQ and NATS JetStream on 127.0.0.1): %v", transport, err)
 	}
@@ -144,6 +144,7 @@ func brokerKinds(r check.Result) string {
 // The correct consumer passes each broker fault property on both brokers, and the mutant each
 // exists to catch fails it with the kind it names.
 func TestBrokerFaultProperties(t *testing.T) {
+	t.Parallel()
 	bin := buildBrokerConsumer(t)
 	cases := []struct {
 		property, mutant string
@@ -199,6 +200,7 @@ func brokerNotes(o *framework.Outcome) string {
 // A crash-before-ack run shows the kills and the broker's redelivery after them in the history,
 // in report.json's faults and on report.html's timeline.
 func TestCrashBeforeAckTimeline(t *testing.T) {
+	t.Parallel()
 	bin := buildBrokerConsumer(t)
 	h, c := openManagedQueue(t, bin, "amqp", "", false)
 	res, err := h.Run(t.Context(), framework.Selection{LabelFilter: "property:crash-before-ack"})

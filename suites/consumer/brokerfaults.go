@@ -11,7 +11,6 @@ import (
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -19,112 +18,6 @@ import (
 // crash-before-ack, crash-after-ack): asking the broker what it still holds of the consumer's
 // messages, cutting the consumer's broker link, killing and restarting every instance, and
 // recording in the history what the broker redelivered.
-
-// brokerHeld is what a broker still holds of a queue consumer's messages.
-type brokerHeld struct {
-	// Ready are the messages waiting for a consumer: on RabbitMQ the queue's ready messages
-	// (those a closed channel left unacknowledged among them), on JetStream those not delivered
-	// yet.
-	Ready int
-	// Unacked are the messages delivered and not acknowledged yet (JetStream's ack pending,
-	// also those due for redelivery after AckWait). RabbitMQ does not tell without its
-	// management API: -1, unless no consumer is attached (then 0: a closed channel's
-	// unacknowledged messages are ready again).
-	Unacked int
-	// Consumers are the consumers RabbitMQ counts on the queue (-1 on JetStream).
-	Consumers int
-}
-
-// Total is every message the broker will deliver (again), or -1 when it cannot be told.
-func (h brokerHeld) Total() int {
-	if h.Unacked < 0 {
-		return -1
-	}
-	return h.Ready + h.Unacked
-}
-
-// String says what the broker holds, such as "2 ready, 1 unacknowledged".
-func (h brokerHeld) String() string {
-	if h.Unacked < 0 {
-		return fmt.Sprintf("%d ready (unacknowledged ones not told) with %d consumers", h.Ready, h.Consumers)
-	}
-	return fmt.Sprintf("%d ready, %d unacknowledged", h.Ready, h.Unacked)
-}
-
-// Bounds of the waits on a broker.
-const (
-	// brokerPoll is the pause between two questions to a broker.
-	brokerPoll = 50 * time.Millisecond
-	// brokerGone bounds the wait until RabbitMQ has noticed that cut or killed consumers are
-	// gone.
-	brokerGone = 5 * time.Second
-	// brokerQuiet bounds the wait, before a broker fault, for the messages of earlier specs.
-	brokerQuiet = 10 * time.Second
-)
-
-// brokerState asks the broker what it holds of c's messages: RabbitMQ through a passive
-// declare of the queue, JetStream through the durable consumer's info.
-func (s *S) brokerState(c *targets.Consumer) (brokerHeld, error) {
-	ctx, cancel := s.AttemptCtx(1)
-	defer cancel()
-	switch {
-	case c.AMQP != nil:
-		t, err := broker.NewAMQPTopology("state", broker.WithAMQPURL(c.AMQP.URL))
-		if err != nil {
-			return brokerHeld{}, err
-		}
-		t.Queue = c.AMQP.Queue
-		st, err := t.State(ctx)
-		if err != nil {
-			return brokerHeld{}, err
-		}
-		h := brokerHeld{Ready: st.Ready, Unacked: -1, Consumers: st.Consumers}
-		if st.Consumers == 0 {
-			h.Unacked = 0
-		}
-		return h, nil
-	case c.NATS != nil:
-		t, err := broker.NewJetStreamTopology("state", broker.WithNATSURL(c.NATS.URL), broker.WithDurable(c.NATS.Durable))
-		if err != nil {
-			return brokerHeld{}, err
-		}
-		t.Stream = c.NATS.Stream
-		st, err := t.ConsumerState(ctx)
-		if err != nil {
-			return brokerHeld{}, err
-		}
-		return brokerHeld{Ready: int(st.Pending), Unacked: st.AckPending, Consumers: -1}, nil
-	}
-	return brokerHeld{}, fmt.Errorf("consumer %s reads from no broker", c.Name)
-}
-
-// heldOnceGone returns what the broker holds of c's messages once the consumers it served
-// are gone (cut off or killed): on RabbitMQ after it counts no consumer on the queue, when
-// every message it still holds is ready again.
-func (s *S) heldOnceGone(c *targets.Consumer) (brokerHeld, error) {
-	deadline := time.Now().Add(brokerGone)
-	for {
-		h, err := s.brokerState(c)
-		if err != nil || h.Consumers <= 0 {
-			return h, err
-		}
-		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(brokerPoll)) {
-			return h, fmt.Errorf("RabbitMQ still counts %d consumers on queue %s %v after they were cut off", h.Consumers, c.AMQP.Queue, brokerGone)
-		}
-	}
-}
-
-// recordHeld asks the broker, once the consumers are gone, what it holds of c's messages, and
-// records it in f (and in the evidence, with when: "after the kill").
-func (s *S) recordHeld(c *targets.Consumer, f *check.BrokerFault, when string) {
-	held, err := s.heldOnceGone(c)
-	f.Held = held.Total()
-	if err != nil {
-		f.HeldErr = err.Error()
-	} else {
-		s.Notef("%s %s: %s", framework.BrokerTarget(c), when, held)
-	}
-}
 
 // heldEvent is one event published to a queue consumer whose downstream the harness holds:
 // the consumer is in the middle of its effect once publishHeld returns.
@@ -181,36 +74,6 @@ func (s *S) settledOnceGone(c *targets.Consumer) bool {
 		s.Notef("%s: cannot restart the consumers: %v", framework.BrokerTarget(c), err)
 	}
 	return h.Total() == 0
-}
-
-// waitBrokerEmpty waits, at most d, until the broker holds none of c's messages: every
-// message delivered and acknowledged. It returns the last state and whether it was empty (on
-// RabbitMQ, which does not tell unacknowledged messages while consumers are attached, never
-// "empty" then: nothing ready is all it can say).
-func (s *S) waitBrokerEmpty(c *targets.Consumer, d time.Duration) (brokerHeld, bool, error) {
-	deadline := time.Now().Add(d)
-	for {
-		h, err := s.brokerState(c)
-		if err == nil && h.Ready == 0 && h.Unacked <= 0 {
-			return h, h.Unacked == 0, nil
-		}
-		if time.Now().After(deadline) || !s.SleepUntil(time.Now().Add(brokerPoll)) {
-			return h, false, err
-		}
-	}
-}
-
-// waitBrokerQuiet waits until the broker has delivered the messages of earlier specs, so that
-// what it holds after a fault is this spec's; the error says what it still holds.
-func (s *S) waitBrokerQuiet(c *targets.Consumer) error {
-	h, _, err := s.waitBrokerEmpty(c, brokerQuiet)
-	switch {
-	case err != nil:
-		return fmt.Errorf("cannot ask the broker what it holds: %v", err)
-	case h.Ready > 0 || h.Unacked > 0:
-		return fmt.Errorf("the broker still holds messages of earlier specs %v later (%s)", brokerQuiet, h)
-	}
-	return nil
 }
 
 // cutBrokerLink returns the fault that cuts c's link to its broker: the proxy in front of the
@@ -289,37 +152,6 @@ func sameFault(a, b faults.Fault) bool {
 	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
-// The action and kind of the history event that records a broker's redelivery.
-const (
-	actionObserve        = "observe"
-	kindBrokerRedelivery = "broker-redelivery"
-)
-
-// noteRedelivery records in the history (and so on the report's timeline, beside the fault)
-// that the broker redelivered the messages a fault left it holding.
-func (s *S) noteRedelivery(c *targets.Consumer, held int, after string, now brokerHeld) {
-	what := fmt.Sprintf("the broker redelivered the %d messages it held after %s (now %s)", held, after, now)
-	s.History.AddEvent(history.Event{At: time.Now(), Action: actionObserve, Kind: kindBrokerRedelivery,
-		Target: framework.BrokerTarget(c), Fault: what})
-	s.Notef("%s: %s", framework.BrokerTarget(c), what)
-}
-
-// awaitRedelivery waits, at most d, until the broker has handed out again the held messages a
-// fault left it, records the redelivery in the history, and reports whether the broker then
-// held nothing at all (every redelivery acknowledged, where the broker tells).
-func (s *S) awaitRedelivery(c *targets.Consumer, held int, after string, d time.Duration) bool {
-	now, empty, err := s.waitBrokerEmpty(c, d)
-	switch {
-	case err != nil:
-		s.Notef("%s: cannot ask the broker about the redelivery: %v", framework.BrokerTarget(c), err)
-	case held > 0 && now.Ready == 0:
-		s.noteRedelivery(c, held, after, now)
-	case held > 0:
-		s.Notef("%s: the broker still holds %s %v after %s", framework.BrokerTarget(c), now, d, after)
-	}
-	return empty
-}
-
 // brokerNeed is what a broker fault property needs of the target besides a queue consumer.
 type brokerNeed int
 
@@ -329,8 +161,8 @@ const (
 	needLink brokerNeed = iota
 	// needSink: a downstream binding, held to keep the consumer in the middle of its effect.
 	needSink
-	// needCrash: instances to kill and restart, on a durable store, with a lock timeout the
-	// run can wait out.
+	// needCrash: instances to kill and restart, on a durable store, with a lock timeout (the
+	// redelivery after a kill waits it out within --max-redelivery-wait).
 	needCrash
 )
 
@@ -349,14 +181,13 @@ func brokerFaultSkip(e *Env, c *targets.Consumer, needs ...brokerNeed) string {
 			return "the target's store is not durable (lifecycle.durable is false): a killed consumer loses its effects"
 		case n == needCrash && c.LockTimeout <= 0:
 			return "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"
-		case n == needCrash && c.LockTimeout+framework.CrashMargin > e.Settings.MaxWait:
-			return fmt.Sprintf("the lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, framework.CrashMargin, e.Settings.MaxWait)
 		}
 	}
 	if c.NATS != nil && c.NATS.Durable == "" {
 		return "nats.durable is not declared: the harness cannot ask JetStream what the consumer left unacknowledged"
 	}
-	return ""
+	// Each rests on the broker's redelivery; after a kill, of what a dead handling claimed.
+	return e.RedeliverySkip(c, slices.Contains(needs, needCrash))
 }
 
 // waitHeldEvent waits until the sink holds the downstream call of ev: its consumer is in the
@@ -385,4 +216,98 @@ func allPublished(as ...history.Attempt) bool {
 		}
 	}
 	return true
+}
+
+// waitBrokerQuiet waits until the broker has delivered the messages of earlier specs, so that
+// what it holds after a fault is this spec's: at most the redelivery clock's wait after a claim
+// (an earlier spec may have left a message unacknowledged, or claimed by a handling it killed).
+// The error says what it still holds.
+func (s *S) waitBrokerQuiet(c *targets.Consumer) error {
+	d := s.RedeliveryWait(c, true)
+	h, _, err := s.waitBrokerEmpty(c, d)
+	switch {
+	case err != nil:
+		return fmt.Errorf("cannot ask the broker what it holds: %v", err)
+	case h.Ready > 0 || h.Unacked > 0:
+		return fmt.Errorf("the broker still holds messages of earlier specs %v later (%s; the redelivery clock allows %s)", d, h, s.Redelivery(c).Explain(true))
+	}
+	return nil
+}
+
+// effectsIdleMin is the shortest pause without a new effect after which awaitEffectsSilenced
+// stops: twice the time the first effect took to land, at least this.
+const effectsIdleMin = 500 * time.Millisecond
+
+// silencedEffects is what took effect of events published while the consumer's acks were
+// dropped, when the harness stopped waiting.
+type silencedEffects struct {
+	// Counts are each event's effects then.
+	Counts []check.Count
+	// Landed counts the events that took effect.
+	Landed int
+	// Why says why the wait stopped.
+	Why string
+}
+
+// awaitEffectsSilenced polls the effects of evs, published from start while c's broker link is
+// silenced on its way to the broker (deliveries arrive, acknowledgements are lost), until every
+// one took effect, or none more for an idle interval (twice the time the first one took, at least
+// effectsIdleMin; a consumer that takes one message at a time gets no other while its ack is
+// lost), or the broker shows that the silence is over: JetStream counts a redelivery (its AckWait
+// passed; it never waits past the AckWait from start), RabbitMQ counts fewer consumers (it closed
+// the silent connections after their missed heartbeats). Nothing landed: at most the settle wait.
+func (s *S) awaitEffectsSilenced(c *targets.Consumer, evs []*Event, start time.Time) silencedEffects {
+	out := silencedEffects{Counts: make([]check.Count, len(evs))}
+	clock := s.Redelivery(c)
+	deadline := start.Add(s.settleWait(c))
+	if c.NATS != nil {
+		deadline = start.Add(min(clock.Step, s.settleWait(c)))
+	}
+	consumers := -1
+	var first, last time.Time
+	for {
+		for i, ev := range evs {
+			if out.Counts[i].N == 0 || out.Counts[i].Err != "" {
+				out.Counts[i] = ev.Effects()
+			}
+		}
+		landed := 0
+		for _, n := range out.Counts {
+			if n.Err == "" && n.N > 0 {
+				landed++
+			}
+		}
+		now := time.Now()
+		if landed > out.Landed {
+			if out.Landed == 0 {
+				first = now
+			}
+			out.Landed, last = landed, now
+		}
+		if out.Landed == len(evs) { // the kill comes at once, before the broker's clock runs out
+			out.Why = fmt.Sprintf("all took effect within %v", last.Sub(start).Round(time.Millisecond))
+			return out
+		}
+		held, err := s.brokerState(c)
+		if consumers < 0 && err == nil {
+			consumers = held.Consumers
+		}
+		idle := max(effectsIdleMin, 2*first.Sub(start))
+		switch {
+		case err == nil && held.Redelivered > 0:
+			out.Why = fmt.Sprintf("JetStream redelivered while the acks were dropped (its AckWait %v passed) after %v", clock.Step, now.Sub(start).Round(time.Millisecond))
+		case err == nil && held.Consumers >= 0 && held.Consumers < consumers:
+			out.Why = fmt.Sprintf("RabbitMQ counted %d consumers instead of %d after %v: it closed the silent links (missed heartbeats)", held.Consumers, consumers, now.Sub(start).Round(time.Millisecond))
+		case out.Landed > 0 && now.Sub(last) >= idle:
+			out.Why = fmt.Sprintf("no more took effect for %v after the last one, %v after the first publication (the consumer may take one message at a time: the next waits for an ack the broker never gets)",
+				idle.Round(time.Millisecond), last.Sub(start).Round(time.Millisecond))
+		case now.After(deadline):
+			out.Why = fmt.Sprintf("%v passed since the first publication", now.Sub(start).Round(time.Millisecond))
+		case !s.SleepUntil(now.Add(brokerPoll)):
+			out.Why = "interrupted"
+		default:
+			continue
+		}
+		return out
+	}
 }

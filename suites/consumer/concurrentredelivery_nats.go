@@ -5,7 +5,6 @@ import (
 
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
 
@@ -37,16 +36,14 @@ func natsConcurrentPath(e *Env, c *targets.Consumer) (int, string) {
 }
 
 // concurrentNATSCopies publishes K copies of one event at once, each its own message (the event
-// id travels in a header or the body), slowed by the slow hook where declared so that their
-// handlings overlap: the event MUST take effect once.
+// id travels in a header or the body), their handlings held at the downstream or slowed by the
+// slow hook so that they overlap (racedBurst): the event MUST take effect once.
 func (s *S) concurrentNATSCopies(c *targets.Consumer, k int) check.Result {
 	ev := s.NewEvent(c)
-	var slowMs int64
-	if c.Hooks.CanSlow() {
-		slowMs = concurrentSlowMs
-	}
-	burst := s.deliverTogether(ev, k, slowMs)
-	return check.ConcurrentRedelivery(burst, check.Eventually{}, s.settle(ev))
+	burst, overlaps := s.racedBurst(ev, k)
+	res := check.ConcurrentRedelivery(burst, check.Eventually{}, s.settle(ev))
+	overlaps.Judge(&res, "copies of one event")
+	return res
 }
 
 // concurrentSlowMs is how long the slow hook makes each handling of a burst of copies take.
@@ -61,16 +58,16 @@ const concurrentSlowMs = 300
 // same one, while the first handler still holds the event. The consumer MUST NOT apply it a
 // second time (it answers the in-flight claim by a NAK); released, the event takes effect once.
 func (s *S) concurrentNATS(c *targets.Consumer, path int) check.Result {
-	ackWait := broker.DefaultAckWait
-	if w := s.Faults.AckWait(c); w > 0 {
-		ackWait = w
-	}
-	hold := ackWait + ackWait/2 // one redelivery at the AckWait, while the handler holds the event
+	ackWait := s.Redelivery(c).Step // the durable's AckWait (or BackOff), as the server reports it
+	hold := ackWait + ackWait/2     // one redelivery at the AckWait, while the handler holds the event
 	if c.LockTimeout > 0 && c.LockTimeout <= hold {
 		return check.Skipf("the consumer's lock_timeout %v is not longer than one and a half AckWaits (AckWait %v): the redelivery would take the claim over", c.LockTimeout, ackWait)
 	}
 	ev := s.NewEvent(c)
 	if path == natsSlowed {
+		if err := s.slowFor(c, hold.Milliseconds()); err != nil {
+			return check.Unknownf("cannot slow the handlings: %v", err)
+		}
 		published := ev.Deliver(Delivery{SlowMs: hold.Milliseconds()})
 		s.SleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
 		return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
@@ -84,11 +81,53 @@ func (s *S) concurrentNATS(c *targets.Consumer, path int) check.Result {
 	if err := s.WaitHeld(1); err != nil {
 		return check.Unknownf("the consumer never called its downstream for event %s: %v", ev.ID, err)
 	}
-	s.SleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
-	held := len(s.Faults.Sink.Held())
-	s.Notef("%d downstream calls held after %v (AckWait %v)", held, hold, ackWait)
+	overlaps := s.awaitHeldRedelivery(c, ackWait)
 	if err := s.Heal(f); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
+	res := check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
+	overlaps.Judge(&res, "handlings of one message")
+	return res
 }
+
+// awaitHeldRedelivery waits, while the downstream holds the first handling of a message, until
+// JetStream has redelivered it and its second handling had time to decide (redeliveryDecide
+// after the broker counts the redelivery), or that handling reached the downstream too (a
+// consumer that applies it again), at most three AckWaits. It returns how many handlings of
+// the message met the held one: 2 when the redelivery came while it was held, 1 when it did not
+// come (nothing raced: the spec is then unknown, never a pass).
+func (s *S) awaitHeldRedelivery(c *targets.Consumer, ackWait time.Duration) check.Overlaps {
+	start := time.Now()
+	deadline := start.Add(3 * ackWait)
+	var seen time.Time // when the broker first counted the redelivery
+	held := 1
+	for time.Now().Before(deadline) {
+		if held = len(s.Faults.Sink.Held()); held >= 2 {
+			break
+		}
+		if h, err := s.brokerState(c); err == nil && h.Redelivered > 0 && seen.IsZero() {
+			seen = time.Now()
+		}
+		if !seen.IsZero() && time.Since(seen) >= redeliveryDecide(ackWait) || !s.SleepUntil(time.Now().Add(brokerPoll)) {
+			break
+		}
+	}
+	overlaps := check.Overlaps{K: 2}
+	switch {
+	case held >= 2:
+		s.Notef("%d downstream calls of one event held together %v after the first (AckWait %v)", held, time.Since(start).Round(time.Millisecond), ackWait)
+		overlaps.AddCount(held)
+	case !seen.IsZero():
+		s.Notef("JetStream redelivered the message %v after the first handling was held (AckWait %v); %v later its second handling had not reached the downstream",
+			seen.Sub(start).Round(time.Millisecond), ackWait, time.Since(seen).Round(time.Millisecond))
+		overlaps.AddCount(2)
+	default:
+		s.Notef("JetStream did not redeliver the message within %v of the first handling being held (AckWait %v)", time.Since(start).Round(time.Millisecond), ackWait)
+		overlaps.AddCount(1)
+	}
+	return overlaps
+}
+
+// redeliveryDecide is how long a redelivered message's handling is given, once the broker counts
+// the redelivery, to reach its dedupe decision: half the AckWait, at least a second.
+func redeliveryDecide(ackWait time.Duration) time.Duration { return max(time.Second, ackWait/2) }

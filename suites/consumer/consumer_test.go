@@ -2,10 +2,9 @@ package consumer
 
 import (
 	"context"
-	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/suites/framework/frameworktest"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/examples"
@@ -65,6 +65,10 @@ type consumerRig struct {
 	// idHeader, when set, is the message header a queue consumer reads the event id from (the
 	// target file declares it).
 	idHeader string
+	// wrap, when set, wraps a webhook consumer's handler (to see what the harness sends it).
+	wrap func(http.Handler) http.Handler
+	// options are added to the harness's.
+	options []framework.Option
 }
 
 // consumerHooks is the hooks block of a consumer that offers the reference's test hooks.
@@ -98,9 +102,13 @@ func (r consumerRig) open(t *testing.T) *framework.Harness {
 		t.Fatal(err)
 	}
 	c := r.newConsumer(t, sink)
+	var handler http.Handler = c
+	if r.wrap != nil {
+		handler = r.wrap(c)
+	}
 	var urls []string
 	for range max(r.instances, 1) {
-		srv := httptest.NewServer(c)
+		srv := httptest.NewServer(handler)
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL)
 	}
@@ -145,7 +153,7 @@ func (r consumerRig) harness(t *testing.T, sink *faults.Sink, doc string) *frame
 		sink.Close()
 		opts = opts[1:]
 	}
-	h, err := framework.Open(context.Background(), tg, opts...)
+	h, err := framework.Open(context.Background(), tg, append(opts, r.options...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,15 +335,7 @@ func dropLine(t *testing.T, doc, prefix string) string {
 }
 
 // buildRetrysafe builds the retrysafe binary into the test's temporary directory.
-func buildRetrysafe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "retrysafe")
-	out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/retrysafe/retrysafe/cmd/retrysafe").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build ./cmd/retrysafe: %v\n%s", err, out)
-	}
-	return bin
-}
+func buildRetrysafe(t *testing.T) string { return frameworktest.Binary(t) }
 
 // managedWebhookConsumer opens a harness on the managed webhook consumer example: the harness
 // starts `retrysafe serve --consumer webhook` (mutant m) on SQLite in a temporary directory, with
@@ -343,22 +343,24 @@ func buildRetrysafe(t *testing.T) string {
 func managedWebhookConsumer(t *testing.T, bin string, m consumer.Mutant) *framework.Harness {
 	t.Helper()
 	dir := t.TempDir()
-	file := filepath.Join(dir, "consumer.yaml")
-	if err := os.WriteFile(file, examples.ConsumerWebhookManaged, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	mutant := string(m)
 	if mutant == "" {
 		mutant = "none"
 	}
-	for name, v := range map[string]string{
-		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": "http://" + freeAddr(t), "RETRYSAFE_STORE": "sqlite",
+	vars := map[string]string{
+		"RETRYSAFE_BIN": bin, "RETRYSAFE_URL": frameworktest.ReservedURLs(t, 1), "RETRYSAFE_REUSE_PORT": "true", "RETRYSAFE_STORE": "sqlite",
 		"RETRYSAFE_DSN": filepath.Join(dir, "consumer.db"), "RETRYSAFE_WEBHOOK_SECRET": testSecret,
 		"RETRYSAFE_LOCK_TIMEOUT": "2s", "RETRYSAFE_MUTANT": mutant, "RETRYSAFE_DURABLE": "true",
-	} {
-		t.Setenv(name, v) // read when the file is loaded
 	}
-	h, err := framework.OpenFile(context.Background(), file, framework.WithSettings(framework.Settings{Seed: 3}))
+	tg, err := targets.Parse("consumer-webhook-managed.yaml", examples.ConsumerWebhookManaged, func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	h, err := framework.Open(context.Background(), tg, framework.WithSettings(framework.Settings{Seed: 3}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,18 +368,8 @@ func managedWebhookConsumer(t *testing.T, bin string, m consumer.Mutant) *framew
 	return h
 }
 
-// freeAddr returns a free 127.0.0.1 port.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func TestRedeliveryProperty(t *testing.T) {
+	t.Parallel()
 	expectCaught(t, "redelivery", consumerHarness(t, consumer.MutantNone, webhookTarget),
 		consumerHarness(t, consumer.MutantNoDedupe, webhookTarget), reports.KindDuplicateRecord)
 }
@@ -385,6 +377,7 @@ func TestRedeliveryProperty(t *testing.T) {
 // A redelivery re-encoded (the same content in other bytes) is a duplicate: a consumer that
 // deduplicates on a hash of the raw bytes applies it again. Only that spec fails.
 func TestRedeliveryReencoded(t *testing.T) {
+	t.Parallel()
 	raw := consumerHarness(t, consumer.MutantRawBytesDedupe, webhookTarget)
 	for text, v := range specVerdicts(t, raw, "redelivery") {
 		want := reports.Pass

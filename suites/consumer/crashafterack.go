@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -68,13 +67,13 @@ func (s *S) crashAfterAck(c *targets.Consumer) check.Result {
 		return check.Unknownf("%v", err)
 	}
 	// The redelivery waits for the dead delivery's claim to lapse (the lock timeout) before it
-	// takes effect.
-	if after := ev.waitEffects(1, c.LockTimeout+framework.CrashMargin); after.Err != "" || after.N == 0 {
+	// takes effect, and for the broker's redelivery clock.
+	if after := ev.waitEffects(1, s.claimWait(c)); after.Err != "" || after.N == 0 {
 		f.Events[0].After = after
 	} else {
 		f.Events[0].After = s.settle(ev)
 	}
-	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", brokerSettle)
+	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", false)
 	if after := f.Events[0].After; !f.Settled && after.Err == "" && after.N == 0 {
 		f.Settled = s.settledOnceGone(c)
 	}

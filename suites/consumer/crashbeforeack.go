@@ -13,7 +13,11 @@ import (
 // timeout toxic upstream: deliveries still arrive, but nothing the consumers send, their acks
 // included, reaches the broker), publishes several events, waits until their effects show, kills
 // every instance (the broker sees their connections close, with every message unacknowledged),
-// heals the link and restarts the instances: the broker redelivers every message it held.
+// heals the link and restarts the instances: the broker redelivers every message it held, after
+// its redelivery clock (JetStream's AckWait, at once on RabbitMQ). The harness waits for the
+// effects before the kill until those that can land did: a consumer that takes one message at a
+// time (RabbitMQ prefetch 1, a synchronous JetStream handler) applies one, whose ack is lost,
+// and gets no other; the evidence says how many took effect.
 //
 // The acks are dropped rather than delayed: Toxiproxy delivers what a latency toxic holds even
 // after the client died, and flushes it at once when another toxic is added, so a late ack could
@@ -36,7 +40,7 @@ a redelivery of an applied event is a duplicate.`,
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
-			sp := spec(p, fmt.Sprintf("%s: %d events applied, their acks dropped, every consumer SIGKILLed and restarted: the broker redelivers them and each takes effect once",
+			sp := spec(p, fmt.Sprintf("%s: %d events published with their acks dropped, every consumer SIGKILLed once those that could took effect, and restarted: the broker redelivers them and each takes effect once",
 				c.Name, crashBeforeAckEvents), func(s *S) check.Result { return s.crashBeforeAck(c) })
 			sp.Skip = brokerFaultSkip(e, c, needLink, needCrash)
 			return sp
@@ -45,21 +49,12 @@ a redelivery of an applied event is a duplicate.`,
 	register(p)
 }
 
-// Shape of a crash-before-ack spec.
-const (
-	// crashBeforeAckEvents is how many events are applied before the kill.
-	crashBeforeAckEvents = 4
-	// ackHoldWait bounds the wait for their effects while the link is silenced: well within
-	// the two missed heartbeats (2s apart) after which RabbitMQ would close the link itself.
-	ackHoldWait = time.Second
-	// brokerRedelivery bounds the wait for the broker's redeliveries once the link is back (a
-	// reconnection backs off up to a second, JetStream waits AckWait first).
-	brokerRedelivery = 10 * time.Second
-)
+// crashBeforeAckEvents is how many events are published before the kill.
+const crashBeforeAckEvents = 4
 
 // crashBeforeAck publishes events while nothing the consumers send reaches the broker, waits
-// until they have taken effect, kills every instance, heals and restarts, and counts the
-// effects once the broker has redelivered what it held.
+// until those that can take effect did (awaitEffectsSilenced), kills every instance, heals and
+// restarts, and counts the effects once the broker has redelivered what it held.
 func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 	silence, err := s.silenceBrokerLink(c)
 	if err != nil {
@@ -73,17 +68,18 @@ func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 		evs[i] = s.NewEvent(c)
 		f.Events[i].Publish = evs[i].Deliver(Delivery{})
 	}
-	deadline := start.Add(ackHoldWait)
-	for i, ev := range evs {
-		f.Events[i].Before = ev.waitEffects(1, time.Until(deadline))
+	before := s.awaitEffectsSilenced(c, evs, start)
+	for i, n := range before.Counts {
+		f.Events[i].Before = n
 	}
+	f.Waited = before.Why
 	kills := s.killAll()
 	defer s.healLeft(kills...)
 	if err := s.injectAll(kills); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	s.Notef("every instance killed %v after the first publication, their acks dropped on the way",
-		time.Since(start).Round(time.Millisecond))
+	s.Notef("every instance killed %v after the first publication, their acks dropped on the way: %d of %d events had taken effect (%s)",
+		time.Since(start).Round(time.Millisecond), before.Landed, len(evs), before.Why)
 	s.recordHeld(c, &f, "after the kill")
 	if err := s.Heal(silence); err != nil {
 		return check.Unknownf("%v", err)
@@ -91,7 +87,7 @@ func (s *S) crashBeforeAck(c *targets.Consumer) check.Result {
 	if err := s.healAll(kills); err != nil {
 		return check.Unknownf("cannot restart the consumer: %v", err)
 	}
-	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", brokerRedelivery)
+	f.Settled = s.awaitRedelivery(c, f.Held, "the kill", true)
 	for i, n := range s.settleAll(evs) {
 		f.Events[i].After = n
 	}

@@ -96,10 +96,8 @@ func consumerCrashSkip(e *Env, c *targets.Consumer) string {
 		return "the target's store is not durable (lifecycle.durable is false): a killed consumer loses its claims and effects"
 	case c.LockTimeout <= 0:
 		return "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"
-	case c.LockTimeout+framework.CrashMargin > e.Settings.MaxWait:
-		return fmt.Sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v", c.LockTimeout, framework.CrashMargin, e.Settings.MaxWait)
 	}
-	return ""
+	return e.RedeliverySkip(c, true)
 }
 
 // crashedEvent is one event of the stream and what was delivered of it.
@@ -140,6 +138,9 @@ func (s *S) crashUnderDelivery(c *targets.Consumer) check.Result {
 	var slowMs int64
 	if c.Hooks.CanSlow() {
 		slowMs = deliverySlowMs
+		if err := s.slowFor(c, slowMs); err != nil {
+			return check.Unknownf("cannot slow the handlings: %v", err)
+		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(s.Settings.Seed), 0xc1a5)) // the same moments for the same --seed
 	var all []*crashedEvent
@@ -207,7 +208,7 @@ func (s *S) sendBatch(c *targets.Consumer, slowMs int64) *crashBatchRun {
 		case i == 0:
 			e.add(e.ev.Deliver(d))
 			if c.IsQueue() {
-				e.ev.waitEffects(1, ackHoldWait)
+				e.ev.waitEffects(1, s.settleWait(c))
 			}
 		case c.IsQueue():
 			d.SlowMs = slowMs
@@ -222,7 +223,10 @@ func (s *S) sendBatch(c *targets.Consumer, slowMs int64) *crashBatchRun {
 
 // crashSample picks, among the events delivered so far, up to deliverySample already
 // acknowledged ones to redeliver: a 2xx on a webhook, an effect that shows on a broker. None
-// when the broker's duplicates window would drop the republication for too long.
+// when the broker's duplicates window would drop the republication for too long. Only events
+// first sent less than half the declared dedupe retention ago qualify: a redelivery past the
+// retention may take effect again (the consumer was told it may forget), and a loaded machine
+// stretches the rounds.
 func (s *S) crashSample(c *targets.Consumer, earlier []*crashedEvent, rng *rand.Rand) []*crashedEvent {
 	if s.RepublishSkip(c) != "" {
 		return nil
@@ -233,11 +237,21 @@ func (s *S) crashSample(c *targets.Consumer, earlier []*crashedEvent, rng *rand.
 			break
 		}
 		e := earlier[i]
+		if !e.young(c.DedupeRetention / 2) {
+			continue
+		}
 		if c.IsQueue() && e.ev.Effects().N > 0 || !c.IsQueue() && e.acked() {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// young reports whether the event was first sent less than d ago (always, when d is 0).
+func (e *crashedEvent) young(d time.Duration) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return d <= 0 || len(e.sent) == 0 || time.Since(e.sent[0].Start) < d
 }
 
 // settleCrashed lets the stream settle (redelivers what a webhook never acknowledged, or waits
@@ -251,24 +265,26 @@ func (s *S) settleCrashed(c *targets.Consumer, all []*crashedEvent, lastKill tim
 	var counts []check.Count
 	if c.IsQueue() {
 		// A handling the last kill cut short holds its claim until the lock timeout: the broker's
-		// redeliveries are answered "in flight" until then, and only a redelivery after it can
-		// apply the event (once, or, from a consumer that lost track, twice).
-		s.SleepUntil(lastKill.Add(c.LockTimeout + time.Second))
-		held, empty, err := s.waitBrokerEmpty(c, brokerRedelivery)
+		// redeliveries are answered "in flight" until then, and only a redelivery after it (the
+		// broker's step: AckWait on JetStream) can apply the event (once, or, from a consumer
+		// that lost track, twice).
+		clock := s.Redelivery(c)
+		s.SleepUntil(lastKill.Add(min(clock.Lock+clock.Step, s.Settings.MaxRedeliveryWait)))
+		held, empty, err := s.waitBrokerEmpty(c, s.settleWait(c))
 		if err != nil {
 			s.Notef("%s: cannot ask the broker what it holds: %v", framework.BrokerTarget(c), err)
 		} else {
 			s.Notef("%s at the end: %s", framework.BrokerTarget(c), held)
 		}
 		settled = empty
-		counts = s.settleWithin(evs, time.Second)
+		counts = s.settleWithin(evs, s.settleWait(c))
 		if !settled && slices.ContainsFunc(counts, func(n check.Count) bool { return n.Err == "" && n.N == 0 }) {
 			settled = s.settledOnceGone(c)
 		}
 	} else {
 		for _, e := range all {
 			if !e.acked() {
-				e.again = e.ev.redeliver(consumerLockWait(c), 0)
+				e.again = e.ev.redeliver(s.claimWait(c), 0)
 			}
 		}
 		counts = make([]check.Count, len(evs))

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
@@ -43,7 +45,9 @@ On JetStream duplicates are published only past the broker's duplicates window, 
 				c.Name, rate, d), func(s *S) check.Result {
 				run := s.deliveryLoad(c, rate, d)
 				s.Figure(run.figures())
-				return run.result.Judge(run.uncounted, run.countErr)
+				res := run.result.Judge(run.uncounted, run.countErr)
+				run.raced(&res)
+				return res
 			})
 			sp.Skip = e.RepublishSkip(c)
 			return sp
@@ -85,7 +89,7 @@ func (s *S) deliveryLoad(c *targets.Consumer, rate int, d time.Duration) *delive
 	for _, ev := range events {
 		meta[ev.ID] = check.LoadEvent{Object: ev.Object, Version: ev.Version}
 	}
-	run.result = check.DeliveryLoad(s.History.After(from), meta, effects, states)
+	run.result = check.DeliveryLoad(s.History.AttemptsAfter(from), meta, effects, states)
 	return run
 }
 
@@ -96,11 +100,8 @@ func (s *S) deliveryAttack(run *deliveryRun, rate int, d time.Duration) {
 	}})
 	defer stop()
 	hc := &http.Client{Transport: &deliveryTransport{plan: run.plan}}
-	run.attack = s.VegetaAttack(hc, run.plan.targeter(), rate, d, "retrysafe-delivery-load")
+	run.attack = s.VegetaAttack(hc, run.plan.targeter(), vegeta.Rate{Freq: rate, Per: time.Second}, d, "retrysafe-delivery-load")
 }
-
-// deliveryAwaitLimit bounds the wait for a queue consumer to apply a delivery load.
-const deliveryAwaitLimit = 15 * time.Second
 
 // deliveryWorkers bound the concurrent deliveries and observer requests after the attack.
 const deliveryWorkers = 8
@@ -139,11 +140,11 @@ func (s *S) drainDeliveries(run *deliveryRun, from int64) int {
 	c := run.plan.c
 	events, _ := run.plan.snapshot()
 	if c.Transport != targets.TransportWebhook {
-		s.awaitDeliveries(events)
+		s.awaitDeliveries(c, events)
 		return 0
 	}
 	last := map[string]history.Attempt{}
-	for a := range s.History.After(from) {
+	for a := range s.History.AttemptsAfter(from) {
 		last[a.Key] = a
 	}
 	var pending []*Event
@@ -152,7 +153,7 @@ func (s *S) drainDeliveries(run *deliveryRun, from int64) int {
 			pending = append(pending, ev)
 		}
 	}
-	deadline := time.Now().Add(consumerLockWait(c))
+	deadline := time.Now().Add(s.claimWait(c))
 	s.forEachEvent(pending, func(ev *Event) {
 		for i := 0; time.Now().Before(deadline) && s.Ctx().Err() == nil; i++ {
 			a := ev.Deliver(Delivery{Instance: i})
@@ -165,13 +166,20 @@ func (s *S) drainDeliveries(run *deliveryRun, from int64) int {
 	return len(pending)
 }
 
-// awaitDeliveries waits until every event published took effect, or brokerSettle passed since
-// the last one did (at most deliveryAwaitLimit in all), then a moment in which a duplicate
-// effect would come.
-func (s *S) awaitDeliveries(events []*Event) {
+// awaitDeliveries waits until every event published took effect, or the settle wait of the
+// consumer's redelivery clock passed since the last one did while the broker holds none of the
+// consumer's messages (at most --max-redelivery-wait in all), then a moment in which a duplicate
+// effect would come. A broker that still holds messages (ready, or handed out and not
+// acknowledged) has work left for the consumer: a loaded machine may take longer than the settle
+// wait between two effects.
+func (s *S) awaitDeliveries(c *targets.Consumer, events []*Event) {
 	waiting := events
-	deadline, limit := time.Now().Add(brokerSettle), time.Now().Add(deliveryAwaitLimit)
-	for len(waiting) > 0 && time.Now().Before(deadline) && time.Now().Before(limit) && s.Ctx().Err() == nil {
+	idle := s.settleWait(c)
+	deadline, limit := time.Now().Add(idle), time.Now().Add(s.Settings.MaxRedeliveryWait)
+	for len(waiting) > 0 && time.Now().Before(limit) && s.Ctx().Err() == nil {
+		if !time.Now().Before(deadline) && !s.brokerBusy(c) {
+			break
+		}
 		var mu sync.Mutex
 		var still []*Event
 		s.forEachEvent(waiting, func(ev *Event) {
@@ -182,12 +190,23 @@ func (s *S) awaitDeliveries(events []*Event) {
 			}
 		})
 		if len(still) < len(waiting) {
-			deadline = time.Now().Add(brokerSettle)
+			deadline = time.Now().Add(idle)
 		}
 		waiting = still
 		s.SleepUntil(time.Now().Add(100 * time.Millisecond))
 	}
+	if len(waiting) > 0 {
+		s.Notef("%d events had not taken effect when the wait ended (the settle wait %s since the last effect, at most --max-redelivery-wait %v in all)",
+			len(waiting), s.Redelivery(c).Explain(false), s.Settings.MaxRedeliveryWait)
+	}
 	s.SleepUntil(time.Now().Add(duplicateGrace))
+}
+
+// brokerBusy reports whether the broker holds messages of c's that it has yet to deliver or to
+// see acknowledged (false when it cannot be asked).
+func (s *S) brokerBusy(c *targets.Consumer) bool {
+	h, err := s.brokerState(c)
+	return err == nil && (h.Ready > 0 || h.Unacked > 0)
 }
 
 // countDeliveries counts every delivered event's effects and, with a state observer, every
@@ -214,12 +233,32 @@ func (s *S) countDeliveries(run *deliveryRun, events, heads []*Event) (effects, 
 	return effects, states
 }
 
+// raced says how many concurrent duplicates raced: on webhooks, those whose two deliveries were
+// in flight at once (a result without a violation is unknown when duplicates were sent and none
+// raced); on a broker, the copies were published at once and their handlings are not seen.
+func (r *deliveryRun) raced(res *check.Result) {
+	pairs := r.plan.hits()[deliverPair]
+	if pairs == 0 {
+		return
+	}
+	if r.plan.c.IsQueue() {
+		res.Observef("%d concurrent duplicates published twice at once", pairs)
+		return
+	}
+	together := int(r.plan.together.Load())
+	res.Observef("%d of %d concurrent duplicates had both deliveries in flight together", together, pairs)
+	if together == 0 && len(res.Anomalies) == 0 {
+		res.Unknown = append(res.Unknown, fmt.Sprintf("none of the %d concurrent duplicates had both deliveries in flight at once: they did not race", pairs))
+	}
+}
+
 // figures are delivery-load's key figures.
 func (r *deliveryRun) figures() map[string]string {
 	h := r.plan.hits()
 	f := map[string]string{
 		"hits":                  strconv.Itoa(h[deliverFresh] + h[deliverPair] + h[deliverRetry] + h[deliverLate]),
 		"concurrent_duplicates": strconv.Itoa(h[deliverPair]),
+		"duplicates_together":   strconv.Itoa(int(r.plan.together.Load())),
 		"sequential_duplicates": strconv.Itoa(h[deliverRetry]),
 		"late_versions":         strconv.Itoa(h[deliverLate]),
 		"attack":                framework.Millis(r.attack),

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeliveryLoadProperty(t *testing.T) {
+	t.Parallel()
 	rig := func(m consumer.Mutant) *framework.Harness {
 		return consumerRig{mutant: m, doc: webhookTarget, instances: 2}.open(t)
 	}
@@ -19,6 +20,7 @@ func TestDeliveryLoadProperty(t *testing.T) {
 }
 
 func TestDeliveryLoadPropertyOnBrokers(t *testing.T) {
+	t.Parallel()
 	expectCaughtOnBrokers(t, "delivery-load", consumerRig{}, consumer.MutantNoDedupe, reports.KindDuplicateRecord, queueTransports...)
 	expectCaughtOnBrokers(t, "delivery-load", consumerRig{}, consumer.MutantCheckThenInsert, reports.KindDuplicateRecord, targets.TransportAMQP)
 }

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -48,6 +50,8 @@ type deliveryPlan struct {
 	late   []*Event
 	table  framework.HitTable[deliveryItem]
 	counts [4]int
+
+	together atomic.Int64 // concurrent duplicates whose two deliveries were in flight at once
 }
 
 // deliveryItem is one hit: the event, the instance it goes to and, for a pair, its twin's.
@@ -198,11 +202,15 @@ func (t *deliveryTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, errors.New("retrysafe delivery-load: a hit without a plan item")
 	}
 	var twin sync.WaitGroup
+	var other history.Attempt
 	if it.twin {
-		twin.Go(func() { it.ev.Deliver(Delivery{Instance: it.twinIns}) })
+		twin.Go(func() { other = it.ev.Deliver(Delivery{Instance: it.twinIns}) })
 	}
 	a := it.ev.Deliver(Delivery{Instance: it.ins})
 	twin.Wait()
+	if it.twin && check.InFlightTogether([]history.Attempt{a, other}) == 2 {
+		t.plan.together.Add(1)
+	}
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)
 	}

@@ -113,6 +113,10 @@ type Delivery struct {
 	// Reencode sends the same content in another byte layout (JSON members reordered, other
 	// whitespace): a redelivery as an outbox relay or a provider that re-serialises it sends.
 	Reencode bool
+	// Fail, when set, is a fail_next hook of message headers that this delivery carries: the
+	// event's first delivery, which the consumer fails (its redeliveries carry no such header;
+	// the broker's own carry it flagged as redeliveries).
+	Fail *targets.FailHook
 }
 
 // Deliver delivers the event once, as a provider does (a webhook POST, or a publish on the
@@ -152,11 +156,11 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 	if err != nil {
 		return nil, httpclient.Meta{}, err
 	}
-	slow, err := ev.slowHeaders(d)
+	hooked, err := ev.hookHeaders(d)
 	if err != nil {
 		return nil, httpclient.Meta{}, err
 	}
-	for name, v := range slow {
+	for name, v := range hooked {
 		req.Header.Set(name, v)
 	}
 	signer := s.Faults.Signer(c)
@@ -178,6 +182,8 @@ func (ev *Event) request(ctx context.Context, d Delivery, body []byte) (*http.Re
 	if err != nil {
 		return nil, httpclient.Meta{}, err
 	}
+	// Learned before it is sent: what the consumer prints or answers about it is redacted too.
+	s.History.Redactor().LearnHeader(hdr)
 	for name, vals := range hdr {
 		req.Header[name] = vals
 	}
@@ -208,18 +214,35 @@ func (d Delivery) note() string {
 	if d.SlowMs > 0 {
 		parts = append(parts, fmt.Sprintf("slowed to %d ms by the slow hook", d.SlowMs))
 	}
+	if d.Fail != nil {
+		parts = append(parts, "carrying the fail_next hook's headers"+strings.TrimSuffix(" at "+d.Fail.When, " at "))
+	}
 	return strings.Join(parts, "; ")
 }
 
-// slowHeaders are the slow hook's headers for a delivery that asks for it (none otherwise).
-func (ev *Event) slowHeaders(d Delivery) (map[string]string, error) {
-	if d.SlowMs <= 0 {
-		return nil, nil
+// hookHeaders are the headers the hooks add to a delivery: the slow hook's for a delivery that
+// asks for it (none when the slow hook is an environment: the consumer runs with it), the
+// fail_next hook's message headers for the first delivery.
+func (ev *Event) hookHeaders(d Delivery) (map[string]string, error) {
+	out := map[string]string{}
+	if d.SlowMs > 0 {
+		if !ev.C.Hooks.CanSlow() {
+			return nil, fmt.Errorf("consumer %s declares no hooks.slow", ev.C.Name)
+		}
+		slow, err := ev.C.SlowHeaders(ev.vars(), d.SlowMs)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, slow)
 	}
-	if !ev.C.Hooks.CanSlow() {
-		return nil, fmt.Errorf("consumer %s declares no hooks.slow", ev.C.Name)
+	if d.Fail != nil {
+		fail, err := ev.C.FailHeaders(d.Fail, ev.vars())
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, fail)
 	}
-	return ev.C.SlowHeaders(ev.vars(), d.SlowMs)
+	return out, nil
 }
 
 // publish publishes the event on the consumer's broker and records it: ok once the broker
@@ -234,9 +257,9 @@ func (ev *Event) publish(ctx context.Context, d Delivery, body []byte) history.A
 	}
 	headers, err := ev.C.MessageHeaders(ev.vars())
 	if err == nil {
-		var slow map[string]string
-		slow, err = ev.slowHeaders(d)
-		maps.Copy(headers, slow)
+		var hooked map[string]string
+		hooked, err = ev.hookHeaders(d)
+		maps.Copy(headers, hooked)
 	}
 	if err != nil {
 		return ev.failed(err)
@@ -313,70 +336,6 @@ func (ev *Event) observe(obs *targets.Observer, what string) (int, error) {
 	defer cancel()
 	return ev.s.Target.Observe(ctx, obs, ev.vars(), ev.s.Observer, "consumer "+ev.C.Name+" "+what)
 }
-
-// waitEffects polls the event's effects until there are at least want or d passed, and returns
-// the last count: a queue consumer takes effect some time after the broker confirmed a publish.
-func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
-	deadline := time.Now().Add(d)
-	for {
-		c := ev.Effects()
-		if c.Err == "" && c.N >= want || time.Now().After(deadline) || ev.s.Ctx().Err() != nil {
-			return c
-		}
-		ev.s.SleepUntil(time.Now().Add(50 * time.Millisecond))
-	}
-}
-
-// brokerSettle is how long a queue consumer is given to apply what was published.
-const brokerSettle = 3 * time.Second
-
-// duplicateGrace is how long after an event's first effect a duplicate is waited for.
-const duplicateGrace = 300 * time.Millisecond
-
-// settle returns an event's effects once they can be counted: at once for a webhook (its 2xx
-// came after the effect), on a broker as settleAll does.
-func (s *S) settle(ev *Event) check.Count {
-	if ev.C.Transport == targets.TransportWebhook {
-		return ev.Effects()
-	}
-	return s.settleAll([]*Event{ev})[0]
-}
-
-// settleAll returns the events' effects once they can be counted on a broker: after each took
-// effect (or brokerSettle passed in all), and a moment more, in which a duplicate effect would
-// have come.
-func (s *S) settleAll(evs []*Event) []check.Count { return s.settleWithin(evs, brokerSettle) }
-
-// settleWithin is settleAll with the events given d in all to take effect.
-func (s *S) settleWithin(evs []*Event, d time.Duration) []check.Count {
-	counts := make([]check.Count, len(evs))
-	deadline := time.Now().Add(d)
-	for i, ev := range evs {
-		counts[i] = ev.waitEffects(1, time.Until(deadline))
-	}
-	s.SleepUntil(time.Now().Add(duplicateGrace))
-	for i, ev := range evs {
-		if counts[i].Err == "" && counts[i].N > 0 {
-			counts[i] = ev.Effects()
-		}
-	}
-	return counts
-}
-
-// consumerLockWait is how long a consumer property redelivers an event that is not
-// acknowledged: the consumer's declared lock timeout plus a margin (a claim left by a delivery
-// that died is taken over once the lock timeout has passed), or defaultConsumerLockWait when it
-// declares none.
-func consumerLockWait(c *targets.Consumer) time.Duration {
-	if c.LockTimeout > 0 {
-		return c.LockTimeout + framework.CrashMargin
-	}
-	return defaultConsumerLockWait
-}
-
-// defaultConsumerLockWait bounds the redeliveries of an event for a consumer that declares no
-// lock_timeout.
-const defaultConsumerLockWait = 10 * time.Second
 
 // redeliver delivers a webhook event again and again, as a provider redelivers what was not
 // acknowledged, every retryInterval over the instances from instance from on, until a delivery

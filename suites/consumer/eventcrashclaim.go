@@ -1,10 +1,7 @@
 package consumer
 
 import (
-	"fmt"
-
 	"github.com/retrysafe/retrysafe/suites/check"
-	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -48,9 +45,8 @@ margin and the event MUST take effect exactly once (acknowledged with no effect 
 			switch {
 			case c.LockTimeout <= 0:
 				return &Spec{Property: p, Text: text, Skip: "the consumer declares no lock_timeout: how long a killed delivery's claim holds the event cannot be told"}
-			case c.LockTimeout+framework.CrashMargin > e.Settings.MaxWait:
-				return &Spec{Property: p, Text: text, Skip: fmt.Sprintf("the consumer's lock timeout %v plus %v is longer than --max-wait %v",
-					c.LockTimeout, framework.CrashMargin, e.Settings.MaxWait)}
+			case e.RedeliverySkip(c, true) != "":
+				return &Spec{Property: p, Text: text, Skip: e.RedeliverySkip(c, true)}
 			}
 			return spec(p, text, func(s *S) check.Result { return s.eventCrashAfterClaim(s.NewEvent(c)) })
 		})
@@ -90,6 +86,6 @@ func (s *S) eventCrashAfterClaim(ev *Event) check.Result {
 	if err := s.Heal(hold); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	again := ev.redeliver(consumerLockWait(ev.C), 0)
+	again := ev.redeliver(s.claimWait(ev.C), 0)
 	return check.EventCrashAfterClaim(first, again, ev.Effects())
 }

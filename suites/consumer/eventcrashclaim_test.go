@@ -11,6 +11,7 @@ import (
 // starts from targets/examples/consumer-webhook-managed.yaml on SQLite, with the retrysafe
 // binary built for the test.
 func TestEventCrashAfterClaimProperty(t *testing.T) {
+	t.Parallel()
 	bin := buildRetrysafe(t)
 	correct := managedWebhookConsumer(t, bin, consumer.MutantNone)
 	mutant := managedWebhookConsumer(t, bin, consumer.MutantClaimBeforeEffect)

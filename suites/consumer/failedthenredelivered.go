@@ -1,7 +1,9 @@
 package consumer
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -33,24 +35,52 @@ and the event MUST take effect exactly once: a failed attempt never marks the ev
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {
-			switch {
-			case e.Faults.Sink != nil:
-				sp := spec(p, c.Name+": an event whose first attempt failed downstream (the sink answered 503) takes effect once when redelivered",
-					func(s *S) check.Result { return s.failedThenRedelivered(c, s.failDownstream) })
-				sp.Extra = append(sp.Extra, "fault:downstream")
-				return sp
-			case c.Hooks.CanFail():
-				sp := spec(p, c.Name+": an event whose first handling the fail_next hook failed takes effect once when redelivered",
-					func(s *S) check.Result { return s.failedThenRedelivered(c, s.failByHook) })
-				sp.Extra = append(sp.Extra, "fault:hook")
-				return sp
-			}
-			return &Spec{Property: p, Text: c.Name + ": an event whose first attempt failed takes effect once when redelivered",
-				Skip: "the target declares no downstream and the consumer no hooks.fail_next: nothing can make its handling fail"}
-		})
+		return p.ConsumerSpecsEach(e, func(c *targets.Consumer) []*Spec { return failedThenRedeliveredSpecs(p, e, c) })
 	}
 	register(p)
+}
+
+// failedThenRedeliveredSpecs are the specs of failed-then-redelivered on c: the downstream failed
+// (a sink is declared), or one per point of its fail_next hook, each naming its point.
+func failedThenRedeliveredSpecs(p *Property, e *Env, c *targets.Consumer) []*Spec {
+	switch {
+	case e.Faults.Sink != nil:
+		sp := spec(p, c.Name+": an event whose first attempt failed downstream (the sink answered 503) takes effect once when redelivered",
+			func(s *S) check.Result { return s.failedThenRedelivered(c, s.failDownstream) })
+		sp.Extra = append(sp.Extra, "fault:downstream")
+		sp.Skip = e.RedeliverySkip(c, true)
+		return []*Spec{sp}
+	case c.Hooks.CanFail():
+		var out []*Spec
+		for _, hook := range c.Hooks.FailNext {
+			sp := spec(p, fmt.Sprintf("%s: an event whose first handling the fail_next hook failed%s takes effect once when redelivered", c.Name, failHookText(hook)),
+				func(s *S) check.Result { return s.failedThenRedelivered(c, s.failByHook(hook)) })
+			sp.Extra = append(sp.Extra, "fault:hook")
+			sp.Skip = e.RedeliverySkip(c, true)
+			out = append(out, sp)
+		}
+		return out
+	}
+	return []*Spec{{Property: p, Text: c.Name + ": an event whose first attempt failed takes effect once when redelivered",
+		Skip: "the target declares no downstream and the consumer no hooks.fail_next: nothing can make its handling fail"}}
+}
+
+// failHookText says how a fail_next hook fails the handling, for a spec's text.
+func failHookText(h *targets.FailHook) string {
+	var parts []string
+	switch h.When {
+	case targets.FailBeforeEffect:
+		parts = append(parts, " before its effect ("+h.When+")")
+	case targets.FailAfterEffect:
+		parts = append(parts, " after its effect ("+h.When+")")
+	}
+	switch {
+	case h.Request == nil:
+		parts = append(parts, ", through a header of its first delivery,")
+	case h.AnyEvent:
+		parts = append(parts, ", armed for the next handling of any event and the event sent alone,")
+	}
+	return strings.Join(parts, "")
 }
 
 // failure makes the first attempt at an event fail: it arms the failure, delivers the event
@@ -67,9 +97,27 @@ func (s *S) failedThenRedelivered(c *targets.Consumer, fail failure) check.Resul
 	}
 	var again check.Eventually
 	if !c.IsQueue() && !framework.Succeeded(first) && (f.Hooked || f.Calls > 0) {
-		again = ev.redeliver(consumerLockWait(c), 1)
+		again = ev.redeliver(s.claimWait(c), 1)
 	}
-	return check.FailedThenRedelivered(first, f, again, s.settle(ev))
+	effects := s.settle(ev)
+	if c.IsQueue() && effects.Err == "" && effects.N > 0 {
+		effects = s.settleRedelivered(ev)
+	}
+	return check.FailedThenRedelivered(first, f, again, effects)
+}
+
+// settleRedelivered counts a queue event's effects again once its broker's redelivery can have
+// been handled: a handling that failed after its effect took effect at once, and a consumer that
+// applies the redelivery again shows it only after the broker's redelivery clock. It waits until
+// the broker holds nothing of the consumer's (JetStream tells: the redelivery acknowledged), or,
+// where it cannot tell (RabbitMQ while consumers are attached), the clock's step and a moment
+// more.
+func (s *S) settleRedelivered(ev *Event) check.Count {
+	c := ev.C
+	if _, empty, _ := s.waitBrokerEmpty(c, s.settleWait(c)); !empty {
+		s.SleepUntil(time.Now().Add(s.Redelivery(c).Step + duplicateGrace))
+	}
+	return ev.Effects()
 }
 
 // failDownstream makes the sink answer the event's first downstream call with a 503.
@@ -80,22 +128,38 @@ func (s *S) failDownstream(ev *Event) (history.Attempt, check.Failure, check.Res
 		return history.Attempt{}, check.Failure{}, check.Unknownf("%v", err), false
 	}
 	first := ev.Deliver(Delivery{Instance: 0})
-	failed := s.waitFailedCalls(ev, before, brokerSettle)
+	failed := s.waitFailedCalls(ev, before, s.settleWait(ev.C))
 	if err := s.Heal(fail); err != nil {
 		return first, check.Failure{}, check.Unknownf("%v", err), false
 	}
 	return first, check.Failure{Calls: failed}, check.Result{}, true
 }
 
-// failByHook sends the consumer's fail_next hook for the event to every instance (the first
-// handling fails on whichever handles it), then delivers it.
-func (s *S) failByHook(ev *Event) (history.Attempt, check.Failure, check.Result, bool) {
-	for i := range s.Target.Instances {
-		if err := s.Inject(s.Faults.ConsumerFailNext(ev.C, i, ev.vars())); err != nil {
-			return history.Attempt{}, check.Failure{}, check.Unknownf("%v", err), false
+// failByHook makes the first handling of an event fail through one of the consumer's fail_next
+// hooks: its request sent to every instance before the delivery (the instances are disarmed
+// when the spec ends, when the consumer declares a disarm hook), or its headers set on the first
+// delivery only. A request that names no event arms the next handling of any: the event is then
+// sent alone, once the broker holds nothing of earlier specs.
+func (s *S) failByHook(hook *targets.FailHook) failure {
+	return func(ev *Event) (history.Attempt, check.Failure, check.Result, bool) {
+		f := check.Failure{Hooked: true, Point: hook.When}
+		if hook.Request == nil {
+			return ev.Deliver(Delivery{Instance: 0, Fail: hook}), f, check.Result{}, true
 		}
+		if hook.AnyEvent && ev.C.IsQueue() {
+			if err := s.waitBrokerQuiet(ev.C); err != nil {
+				return history.Attempt{}, f, check.Unknownf("%v", err), false
+			}
+		}
+		for i := range s.Target.Instances {
+			fail := s.Faults.ConsumerFailNext(ev.C, hook, i, ev.vars())
+			s.atEnd = append(s.atEnd, fail) // disarms the instances that did not handle it
+			if err := s.Inject(fail); err != nil {
+				return history.Attempt{}, f, check.Unknownf("%v", err), false
+			}
+		}
+		return ev.Deliver(Delivery{Instance: 0}), f, check.Result{}, true
 	}
-	return ev.Deliver(Delivery{Instance: 0}), check.Failure{Hooked: true}, check.Result{}, true
 }
 
 // waitFailedCalls waits until the sink failed a call made after its first before calls (at

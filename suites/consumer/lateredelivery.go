@@ -57,7 +57,8 @@ longer).`,
 						break
 					}
 					a := ev.Deliver(Delivery{Instance: i + 1})
-					late = append(late, check.LateDelivery{After: time.Since(first.Start), Delivery: a, Effects: s.settle(ev)})
+					n := s.settle(ev)
+					late = append(late, check.LateDelivery{After: a.Start.Sub(first.Start), Counted: time.Since(first.Start), Delivery: a, Effects: n})
 				}
 				return check.LateRedelivery(first, firstEffects, late, r)
 			})

@@ -14,6 +14,7 @@ import (
 // The dedupe-forgets-early cell declares a retention of 3s: the correct consumer remembers the
 // event that long, the mutant forgets it after about a second.
 func TestLateRedeliveryProperty(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(webhookTarget, "dedupe_retention: 72h", "dedupe_retention: 3s", 1)
 	rig := func(m consumer.Mutant) *framework.Harness {
 		return consumerRig{mutant: m, doc: doc, retention: 3 * time.Second}.open(t)
@@ -22,6 +23,7 @@ func TestLateRedeliveryProperty(t *testing.T) {
 }
 
 func TestLateDelays(t *testing.T) {
+	t.Parallel()
 	ms := func(ns ...int) []time.Duration {
 		out := make([]time.Duration, len(ns))
 		for i, n := range ns {
@@ -50,5 +52,6 @@ func TestLateDelays(t *testing.T) {
 }
 
 func TestLateRedeliveryPropertyOnBrokers(t *testing.T) {
+	t.Parallel()
 	expectCaughtOnBrokers(t, "late-redelivery", consumerRig{retention: 3 * time.Second}, consumer.MutantDedupeForgetsEarly, reports.KindDuplicateRecord, queueTransports...)
 }

@@ -1,8 +1,6 @@
 package consumer
 
 import (
-	"time"
-
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
 )
@@ -41,7 +39,7 @@ be acknowledged and the event MUST take effect exactly once.`,
 				}
 				return sp
 			}
-			return spec(p, c.Name+": a redelivery after the 2xx was cut by Toxiproxy takes no effect again", func(s *S) check.Result {
+			sp := spec(p, c.Name+": a redelivery after the 2xx was cut by Toxiproxy takes no effect again", func(s *S) check.Result {
 				ev := s.NewEvent(c)
 				proxy, via, err := s.Faults.ProxyFor(0)
 				if err != nil {
@@ -55,15 +53,13 @@ be acknowledged and the event MUST take effect exactly once.`,
 				if err := s.Heal(cut); err != nil {
 					return check.Unknownf("%v", err)
 				}
-				processed := ev.waitEffects(1, lostAckProcessWait)
-				again := ev.redeliver(consumerLockWait(c), 0)
+				processed := ev.waitEffects(1, s.settleWait(c))
+				again := ev.redeliver(s.claimWait(c), 0)
 				return check.LostAck(lost, processed, again, ev.Effects())
 			})
+			sp.Skip = e.RedeliverySkip(c, true)
+			return sp
 		})
 	}
 	register(p)
 }
-
-// lostAckProcessWait is how long lost-ack waits for the consumer to show the effect of the
-// delivery whose answer was cut.
-const lostAckProcessWait = 5 * time.Second

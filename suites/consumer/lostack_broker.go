@@ -49,12 +49,12 @@ func (s *S) lostAckBroker(c *targets.Consumer) check.Result {
 	if err := s.Heal(hold); err != nil { // the effect commits; its ack goes to a dead link
 		return check.Unknownf("%v", err)
 	}
-	f.Events[0].Before = ev.waitEffects(1, brokerSettle)
+	f.Events[0].Before = ev.waitEffects(1, s.settleWait(c))
 	s.recordHeld(c, &f, "with the link cut, after the effect")
 	if err := s.Heal(cut); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", brokerRedelivery)
+	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", false)
 	f.Events[0].After = s.settle(ev)
 	return check.BrokerLostAck(f)
 }
@@ -75,7 +75,8 @@ func (s *S) lostAckSilenced(c *targets.Consumer) check.Result {
 	if !allPublished(f.Events[0].Publish) {
 		return check.BrokerLostAck(f)
 	}
-	f.Events[0].Before = ev.waitEffects(1, ackHoldWait) // its ack, on the silenced link, is lost
+	before := s.awaitEffectsSilenced(c, []*Event{ev}, f.Events[0].Publish.Start) // its ack, on the silenced link, is lost
+	f.Events[0].Before, f.Waited = before.Counts[0], before.Why
 	cut := s.cutBrokerLink(c)
 	defer s.healLeft(cut)
 	if err := s.Inject(cut); err != nil {
@@ -88,7 +89,7 @@ func (s *S) lostAckSilenced(c *targets.Consumer) check.Result {
 	if err := s.Heal(cut); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", brokerRedelivery)
+	f.Settled = s.awaitRedelivery(c, f.Held, "the cut", false)
 	f.Events[0].After = s.settle(ev)
 	return check.BrokerLostAck(f)
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLostAckProperty(t *testing.T) {
+	t.Parallel()
 	expectCaught(t, "lost-ack", consumerHarness(t, consumer.MutantNone, webhookTarget),
 		consumerHarness(t, consumer.MutantNoDedupe, webhookTarget), reports.KindDuplicateRecord)
 }

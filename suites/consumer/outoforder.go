@@ -62,7 +62,7 @@ func (s *S) outOfOrder(c *targets.Consumer, n int) check.Result {
 	for i, ev := range order {
 		ds[i] = check.Versioned{Version: ev.Version, Delivery: ev.Deliver(Delivery{Instance: i})}
 		if i == 0 && c.Transport != targets.TransportWebhook {
-			ev.waitEffects(1, brokerSettle) // the newest applied before any older one arrives
+			ev.waitEffects(1, s.settleWait(c)) // the newest applied before any older one arrives
 		}
 	}
 	s.awaitVersions(order)
@@ -72,14 +72,14 @@ func (s *S) outOfOrder(c *targets.Consumer, n int) check.Result {
 	return check.OutOfOrder(ds, evs[0].State())
 }
 
-// awaitVersions waits until a queue consumer applied each event (or a few seconds passed in all,
-// since it may discard some) and a moment for a late effect; a webhook's answers came after its
+// awaitVersions waits until a queue consumer applied each event (or the settle wait of its
+// redelivery clock passed in all, since it may discard some) and a moment for a late effect; a webhook's answers came after its
 // effects.
 func (s *S) awaitVersions(evs []*Event) {
 	if len(evs) == 0 || evs[0].C.Transport == targets.TransportWebhook {
 		return
 	}
-	deadline := time.Now().Add(brokerSettle)
+	deadline := time.Now().Add(s.settleWait(evs[0].C))
 	for _, ev := range evs {
 		ev.waitEffects(1, time.Until(deadline))
 	}

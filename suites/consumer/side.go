@@ -7,6 +7,7 @@
 package consumer
 
 import (
+	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 )
@@ -22,11 +23,20 @@ type (
 )
 
 // S is a running spec of this side: the framework's, with the side's helpers as methods.
-type S struct{ *framework.S }
+type S struct {
+	*framework.S
+	// atEnd are faults healed when the spec ends, once its verdict is formed: the fail_next
+	// hooks it armed (healing disarms them), the slow environment it restarted the consumer with.
+	atEnd []faults.Fault
+}
 
 // spec returns a spec of property p whose body runs on this side's S.
 func spec(p *Property, text string, body func(*S) check.Result) *Spec {
-	return p.Spec(text, func(s *framework.S) check.Result { return body(&S{s}) })
+	return p.Spec(text, func(fs *framework.S) check.Result {
+		s := &S{S: fs}
+		defer func() { s.healLeft(s.atEnd...) }()
+		return body(s)
+	})
 }
 
 // register adds a property of this side to the framework's registry.

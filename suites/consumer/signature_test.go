@@ -11,6 +11,7 @@ import (
 )
 
 func TestSignatureProperty(t *testing.T) {
+	t.Parallel()
 	correct := consumerHarness(t, consumer.MutantNone, webhookTarget)
 	expectCaught(t, "signature", correct, consumerHarness(t, consumer.MutantNoSignatureCheck, webhookTarget), reports.KindForgedEventAccepted)
 	// Ignoring the timestamp accepts a stale one and a future one; bounding it in the past only
@@ -36,6 +37,7 @@ func TestSignatureProperty(t *testing.T) {
 // GitHub's scheme signs no timestamp: the stale- and future-timestamp specs are skipped with the
 // reason, the others run.
 func TestSignatureGitHub(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(webhookTarget, "scheme: standard-webhooks", "scheme: github", 1)
 	h := consumerRig{doc: doc, signing: webhook.Config{Scheme: webhook.SchemeGitHub, Secret: testSecret}}.open(t)
 	got := specVerdicts(t, h, "signature")
@@ -55,6 +57,7 @@ func TestSignatureGitHub(t *testing.T) {
 
 // A consumer with signing none has no signature to check: the property is skipped.
 func TestSignatureNone(t *testing.T) {
+	t.Parallel()
 	doc := dropLine(t, webhookTarget, "    signing: ")
 	h := consumerRig{doc: doc, signing: webhook.Config{Scheme: webhook.SchemeNone}}.open(t)
 	if v, why := runProperty(t, h, "signature"); v != reports.Skipped || !strings.Contains(why, "signing none") {

@@ -26,7 +26,7 @@ consumers:
     event: {body: '{"id": "{{.EventID}}", "object": "{{.Object}}", "version": {{.Version}}}'}
     effects: {http: {path: /v1/effects, query: "event={{.EventID}}", jsonpath: $.count}}
 lifecycle:
-  command: ["%BIN%", serve, --consumer, nats, --addr, "{{.Addr}}", --broker-url, "nats://{{.Broker}}", --stream, %NAME%,
+  command: ["%BIN%", serve, --reuse-port, --consumer, nats, --addr, "{{.Addr}}", --broker-url, "nats://{{.Broker}}", --stream, %NAME%,
     --subject, %NAME%.events, --durable, %NAME%-c, --declare, --delete-on-exit, --store, sqlite, --dsn, "%DSN%"]
   ready: {path: /healthz}
 `
@@ -34,9 +34,10 @@ lifecycle:
 // Close stops the target's processes before it closes the broker proxy: a consumer that deletes
 // its stream on SIGTERM reaches its broker through {{.Broker}} and does.
 func TestCloseStopsProcessesBeforeTheLinks(t *testing.T) {
+	t.Parallel()
 	bin := buildBrokerConsumer(t)
 	name := broker.UniqueName("teardown")
-	doc := strings.NewReplacer("%URL%", strings.Split(frameworktest.FreeURLs(t, 1), ",")[0], "%NATS%", rigBrokerURL(targets.TransportNATS),
+	doc := strings.NewReplacer("%URL%", frameworktest.ReservedURLs(t, 1), "%NATS%", rigBrokerURL(targets.TransportNATS),
 		"%NAME%", name, "%BIN%", bin, "%DSN%", filepath.Join(t.TempDir(), "c.db")).Replace(teardownTarget)
 	tg, err := targets.Parse("teardown.yaml", []byte(doc), nil)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // The client side's plumbing: what a client driven in-process is given, and how the harness
@@ -11,8 +12,9 @@ import (
 // client side's own (suites/client).
 
 // ClientRun is what a client under test is given for one run of a scenario: the scripted API
-// to call, a state directory that survives a restart within the scenario, and the operations to
-// perform, in order.
+// to call, a state directory that survives a restart within the scenario, the operations to
+// perform, in order, and the configuration the scenario runs it in (its name, environment and
+// retry policy), so that a client driven in-process can configure itself.
 type ClientRun struct {
 	// BaseURL is the scripted API (http://127.0.0.1:PORT, or https:// for a client that
 	// declares https).
@@ -21,12 +23,18 @@ type ClientRun struct {
 	CAFile string
 	// StateDir survives a restart of the client within one scenario.
 	StateDir string
-	// Ops are the operations to perform, one after another.
+	// Ops are the operations to perform, one after another: every operation the scenario asks
+	// for, the second one with the first one's reference included.
 	Ops []ClientOp
-	// Env are the environment values the scenario sets besides the command's (the client's
-	// ops.same_ref.env when the scenario asks for a second operation with the first one's
-	// reference).
+	// Env are the environment values the scenario sets, rendered over its values: the client's
+	// env, the configuration's merged over it, and the client's ops.same_ref.env when the scenario
+	// asks for a second operation with the first one's reference.
 	Env map[string]string
+	// Configuration names the configuration the scenario runs the client in
+	// (clients[].configurations[].name; "" for the client's own).
+	Configuration string
+	// Policy is the retry policy the client declares in that configuration.
+	Policy targets.RetryPolicy
 }
 
 // ClientOp is one operation a client is asked to perform: its business reference and the

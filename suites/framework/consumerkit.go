@@ -26,8 +26,10 @@ type consumerKit struct {
 	publisher broker.Publisher
 	proxy     *faults.Proxy // the consumer's broker link (nil: not proxied)
 	// duplicates is the JetStream stream's duplicates window, as the server has it (0 on
-	// AMQP); ackWait is the durable consumer's AckWait where it could be read (0: not told).
+	// AMQP); ackWait and backOff are the durable consumer's AckWait and BackOff where they
+	// could be read (zero: not told).
 	duplicates, ackWait time.Duration
+	backOff             []time.Duration
 }
 
 // setUpConsumers prepares every consumer: signers, and for queue consumers the topology (when
@@ -129,7 +131,8 @@ func (k *consumerKit) named() (broker.Topology, error) {
 const topologyWait = 15 * time.Second
 
 // openPublishers waits for the topologies the consumers create themselves, reads what JetStream
-// says of each stream (its duplicates window) and durable (its AckWait), and opens the
+// says of each stream (its duplicates window) and durable (its AckWait and BackOff: the
+// redelivery clock), and opens the
 // publisher of every queue consumer.
 func (f *Faults) openPublishers(ctx context.Context) error {
 	for _, k := range f.consumers {
@@ -155,7 +158,8 @@ func (f *Faults) openPublishers(ctx context.Context) error {
 }
 
 // awaitTopology waits, at most topologyWait, until the consumer's queue or stream (and named
-// durable) exists, then reads the stream's duplicates window and the durable's AckWait.
+// durable) exists, then reads the stream's duplicates window and the durable's AckWait and
+// BackOff.
 func (k *consumerKit) awaitTopology(ctx context.Context) error {
 	t, err := k.named()
 	if err != nil {
@@ -193,7 +197,7 @@ func (k *consumerKit) awaitTopology(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		k.ackWait = st.AckWait
+		k.ackWait, k.backOff = st.AckWait, st.BackOff
 	}
 	return nil
 }
@@ -273,15 +277,6 @@ func (f *Faults) Signer(c *targets.Consumer) *webhook.Signer { return f.kit(c).s
 
 // Publisher returns the publisher of a queue consumer's events (nil for a webhook).
 func (f *Faults) Publisher(c *targets.Consumer) broker.Publisher { return f.kit(c).publisher }
-
-// AckWait returns the AckWait of a JetStream consumer's durable, where it could be read (0: not
-// told).
-func (f *Faults) AckWait(c *targets.Consumer) time.Duration {
-	if k := f.kit(c); k != nil {
-		return k.ackWait
-	}
-	return 0
-}
 
 // BrokerLink returns the proxy between a queue consumer and its broker (nil when its lifecycle
 // does not reach the broker through {{.Broker}}).

@@ -115,5 +115,8 @@ func WriteProgress(w io.Writer, o *Outcome) {
 	if v != reports.Pass {
 		line += ": " + firstLine(o.Message())
 	}
+	if len(o.Result.Observed) > 0 {
+		line += " [" + strings.Join(o.Result.Observed, "; ") + "]"
+	}
 	fmt.Fprintln(w, line)
 }

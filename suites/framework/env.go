@@ -33,6 +33,10 @@ type Settings struct {
 	RaceRounds int
 	// MaxWait is the longest a property may wait for a key to expire (default 30s).
 	MaxWait time.Duration
+	// MaxRedeliveryWait bounds every consumer spec's wait for a redelivery, a drain or a
+	// settle (the redelivery clock, see RedeliveryClock; default DefaultMaxRedeliveryWait): a
+	// spec that needs longer is skipped with both durations.
+	MaxRedeliveryWait time.Duration
 	// Seed makes the run's random choices repeatable.
 	Seed int64
 	// RunID names the run; it prefixes every {{.Ref}} so records of one run can be found.
@@ -77,6 +81,9 @@ type Shard struct {
 	Twins float64
 }
 
+// NewRunID returns a new run id: 8 random hex digits.
+func NewRunID() string { return fmt.Sprintf("%08x", uint32(rand.Uint64())) }
+
 func (s *Settings) defaults() {
 	if s.ReplayN <= 0 {
 		s.ReplayN = 10
@@ -90,11 +97,14 @@ func (s *Settings) defaults() {
 	if s.MaxWait <= 0 {
 		s.MaxWait = 30 * time.Second
 	}
+	if s.MaxRedeliveryWait <= 0 {
+		s.MaxRedeliveryWait = DefaultMaxRedeliveryWait
+	}
 	if s.Seed == 0 {
 		s.Seed = time.Now().UnixNano()
 	}
 	if s.RunID == "" {
-		s.RunID = fmt.Sprintf("%08x", uint32(rand.Uint64()))
+		s.RunID = NewRunID()
 	}
 	if s.KeyPrefix == "" {
 		s.KeyPrefix = "rs-" + s.RunID
@@ -152,16 +162,16 @@ type Env struct {
 
 	race raceStats // arrival spreads of the race property's bursts
 
+	chain *ChainParts // a chain target's running parts
+
 	// done ends with Close: every attempt still running ends.
 	done  context.Context
 	close context.CancelFunc
 }
 
-// newEnv prepares a target for a run (the Harness owns it).
-func newEnv(t *targets.Target, s Settings) *Env {
+// newEnv prepares a target for a run (the Harness owns it), its history redacted by r.
+func newEnv(t *targets.Target, s Settings, r *history.Redactor) *Env {
 	s.defaults()
-	r := history.NewRedactor(t.SecretValues(), t.SecretHeaders())
-	r.Public(t.PublicValues()...)
 	h := history.New(r)
 	e := &Env{
 		Target:   t,

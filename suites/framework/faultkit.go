@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type Faults struct {
 
 	t         *targets.Target
 	consumers []*consumerKit
+	events    *eventKit
 	mu        sync.Mutex
 	network   *faults.Network
 	proxies   map[int]*faults.Proxy
@@ -34,9 +36,10 @@ type Faults struct {
 
 // setUpFaults prepares the faults a target allows: the downstream sink (sink, when the caller
 // made one, is adopted), the storage proxy, and, for a target with a lifecycle, its running
-// instances (started here, bound to the sink and the proxy). procs tracks the processes so that
-// the caller can reap them.
-func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes, sink *faults.Sink) (*Faults, error) {
+// instances (started here, bound to the sink and the proxy), and the observers of the events the
+// target publishes (label names what they make on the brokers). procs tracks the processes so
+// that the caller can reap them.
+func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes, sink *faults.Sink, label string) (*Faults, error) {
 	f := newFaults(t)
 	var sinkURL, storage string
 	if sink != nil {
@@ -69,15 +72,21 @@ func setUpFaults(ctx context.Context, t *targets.Target, procs *faults.Processes
 		f.Close()
 		return nil, err
 	}
+	eventsURL, eventsBroker, err := f.setUpEvents(ctx, t, label)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if t.Lifecycle != nil {
-		c, err := faults.StartCluster(ctx, t, procs, targets.LifecycleVars{Downstream: sinkURL, Storage: storage, Broker: brokerAddr}, f.brokerCount)
+		vars := targets.LifecycleVars{Downstream: sinkURL, Storage: storage, Broker: brokerAddr, EventsURL: eventsURL, EventsBroker: eventsBroker}
+		c, err := faults.StartCluster(ctx, t, procs, vars, f.brokerCount)
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
 		f.Cluster = c
 	}
-	if err := f.openPublishers(ctx); err != nil {
+	if err := errors.Join(f.openPublishers(ctx), f.observeEvents(ctx)); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -135,7 +144,7 @@ func (f *Faults) Close() error {
 	if f == nil {
 		return nil
 	}
-	errs := []error{f.healAll(), f.closeConsumers()}
+	errs := []error{f.healAll(), f.closeConsumers(), f.events.close()}
 	if f.Sink != nil {
 		errs = append(errs, f.Sink.Close())
 	}
@@ -193,15 +202,48 @@ func (f *Faults) FailNextHook(i int, tn *targets.Tenant, v targets.Vars) faults.
 		}, nil)
 }
 
-// ConsumerFailNext returns a consumer's fail_next hook for one event as a fault: injecting it
-// sends the hook's request to instance i, so that the first handling of the event fails; healing
-// does nothing (the handling uses it up).
-func (f *Faults) ConsumerFailNext(c *targets.Consumer, i int, v targets.EventVars) faults.Fault {
+// ConsumerFailNext returns a consumer's fail_next hook request (hook) for one event as a fault:
+// injecting it sends the request to instance i, so that the first handling of the event (or,
+// for a hook that names no event, the next handling of any) fails at the hook's point; healing
+// sends the consumer's disarm hook to the instance when it declares one (an instance that did
+// not handle the event must not fail a later one), and does nothing otherwise (the handling
+// used the failure up).
+func (f *Faults) ConsumerFailNext(c *targets.Consumer, hook *targets.FailHook, i int, v targets.EventVars) faults.Fault {
 	in := &f.t.Instances[i]
-	return faults.Func(faults.KindFailNext, fmt.Sprintf("instance %d", i), fmt.Sprintf("fail_next hook of consumer %s on instance %d for event %s", c.Name, i, v.EventID),
+	what := "for event " + v.EventID
+	if hook.AnyEvent {
+		what = "for the next handling of any event"
+	}
+	if hook.When != "" {
+		what += " at " + hook.When
+	}
+	send := func(ctx context.Context, fn func(context.Context, *http.Client) error) error {
+		hc := f.t.ObserverClient(10*time.Second, 0)
+		defer hc.CloseIdleConnections()
+		return fn(ctx, hc)
+	}
+	var heal func(context.Context) error
+	if c.Hooks.Disarm != nil {
+		heal = func(ctx context.Context) error {
+			return send(ctx, func(ctx context.Context, hc *http.Client) error { return c.SendDisarm(ctx, hc, in) })
+		}
+	}
+	return faults.Func(faults.KindFailNext, fmt.Sprintf("instance %d", i), fmt.Sprintf("fail_next hook of consumer %s on instance %d %s", c.Name, i, what),
 		func(ctx context.Context) error {
-			hc := f.t.ObserverClient(10*time.Second, 0)
-			defer hc.CloseIdleConnections()
-			return c.SendFailNext(ctx, hc, in, v)
-		}, nil)
+			return send(ctx, func(ctx context.Context, hc *http.Client) error { return c.SendFailNext(ctx, hc, in, hook, v) })
+		}, heal)
+}
+
+// ConsumerSlowEnv returns the fault that restarts every instance of the managed consumer with
+// its hooks.slow.env rendered for handlings of ms milliseconds; healing restarts them without
+// it. Nil without a cluster or such a hook.
+func (f *Faults) ConsumerSlowEnv(c *targets.Consumer, ms int64) (faults.Fault, error) {
+	if f.Cluster == nil || !c.Hooks.SlowByEnv() {
+		return nil, fmt.Errorf("consumer %s: no slow environment to restart a managed consumer with", c.Name)
+	}
+	env, err := c.SlowEnv(ms)
+	if err != nil {
+		return nil, err
+	}
+	return f.Cluster.EnvFault(env), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
@@ -75,7 +76,14 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 		}
 		h.limits = capRemote(&h.o.settings, h.remote, t.LoadLimits, h.o.logWriter())
 	}
-	kit, err := setUpFaults(ctx, t, &h.procs, h.o.sink)
+	if t.Chain != nil {
+		return h.openChainHarness(ctx)
+	}
+	redactor := newRedactor(t)
+	if h.o.processOutput != nil {
+		h.procs.TeeTo(&redactingWriter{w: h.o.processOutput, r: redactor})
+	}
+	kit, err := setUpFaults(ctx, t, &h.procs, h.o.sink, eventsLabel(h.o.settings.RunID))
 	if err != nil {
 		h.procs.StopAll(stopGrace)
 		return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
@@ -87,10 +95,11 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 			return nil, fmt.Errorf("%w: %v", ErrNotStarted, err)
 		}
 	}
-	h.env = newEnv(t, h.o.settings)
+	h.env = newEnv(t, h.o.settings, redactor)
 	h.env.Faults = kit
 	h.env.Limits = cmp.Or(h.limits, LocalLimits)
 	h.env.procs, h.env.InProcess = &h.procs, h.o.inProcess
+	kit.events.attach(h.env.History)
 	kit.Nemesis.Observe(func(ev faults.Event) {
 		h.env.History.AddEvent(history.Event{At: ev.Time, Action: string(ev.Action), Kind: ev.Kind, Target: ev.Target,
 			Fault: ev.Fault, Err: ev.Error})
@@ -102,6 +111,21 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 		}
 	}
 	return h, nil
+}
+
+// eventsLabel labels the names of what the harness makes on the brokers to observe the target's
+// events: the run's id when it is fixed (a self-test's cell), so that a leftover is the run's.
+func eventsLabel(runID string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, runID)
+	if clean == "" {
+		return "events"
+	}
+	return clean + "-events"
 }
 
 // Env is the environment the specs run in.
@@ -131,6 +155,9 @@ func (h *Harness) Close() error {
 	errs = append(errs, h.kit.healAll())
 	h.procs.StopAll(stopGrace)
 	errs = append(errs, h.kit.Close())
+	if h.env != nil {
+		errs = append(errs, h.env.chain.close())
+	}
 	if h.ownTarget {
 		errs = append(errs, h.target.Close())
 	}
@@ -175,16 +202,17 @@ func checkReachable(ctx context.Context, t *targets.Target) error {
 
 // options are what the Option values set.
 type options struct {
-	settings     Settings
-	allowRemote  bool
-	log          io.Writer
-	progress     io.Writer
-	sink         *faults.Sink
-	noCleanup    bool
-	noReachCheck bool
-	noBaseline   bool
-	selection    Selection
-	inProcess    *InProcessClient
+	settings      Settings
+	allowRemote   bool
+	log           io.Writer
+	progress      io.Writer
+	sink          *faults.Sink
+	noCleanup     bool
+	noReachCheck  bool
+	noBaseline    bool
+	processOutput io.Writer
+	selection     Selection
+	inProcess     *InProcessClient
 }
 
 // Option configures a Harness (and RunT).
@@ -199,6 +227,11 @@ func AllowRemote(allow bool) Option { return func(o *options) { o.allowRemote = 
 
 // WithLog sends the harness's notices (remote caps, clean-up) to w (default: nowhere).
 func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
+
+// WithProcessOutput copies every line the target's processes print to w, after the
+// process's name, redacted like the run's history (default: the harness keeps only each
+// process's last lines, for errors).
+func WithProcessOutput(w io.Writer) Option { return func(o *options) { o.processOutput = w } }
 
 // WithProgress makes Run (and RunT) print one line per finished spec to w.
 func WithProgress(w io.Writer) Option { return func(o *options) { o.progress = w } }

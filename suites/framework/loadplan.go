@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrysafe/retrysafe/targets"
@@ -190,6 +191,8 @@ type loadPlan struct {
 	order  []*Op         // in the order they were first sent
 	table  HitTable[loadItem]
 	counts [4]int // hits by kind, and cross-shard twins
+
+	together atomic.Int64 // concurrent duplicates whose two attempts were in flight at once
 }
 
 // loadItem is one hit: the request the harness sends for it and, for a pair, its twin

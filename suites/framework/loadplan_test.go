@@ -3,6 +3,8 @@ package framework
 import (
 	"testing"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 func TestLoadPlanIsPureAndStrided(t *testing.T) {
@@ -79,6 +81,30 @@ func TestLoadPlanRetriesOnlyYoungOperations(t *testing.T) {
 	for h := range int64(2000) {
 		if a := p.Hit(h); a.Kind == HitRetry && p.Due(h)-p.Due(a.RetryOf) >= p.MaxAge {
 			t.Fatalf("hit %d retries hit %d, %v older than the max age", h, a.RetryOf, p.Due(h)-p.Due(a.RetryOf))
+		}
+	}
+}
+
+// A plan's pacer sends the hits a stalled process owes at once and stops when all went out,
+// however long the attack took (vegeta's own stops at the duration and drops them).
+func TestPlanPacerSendsEveryPlannedHit(t *testing.T) {
+	p := planPacer{ConstantPacer: vegeta.ConstantPacer{Freq: 10, Per: time.Second}, hits: 20}
+	tests := []struct {
+		name     string
+		elapsed  time.Duration
+		hits     uint64
+		wantWait bool // a wait before the next hit
+		wantStop bool
+	}{
+		{"on time: wait for the next", 500 * time.Millisecond, 5, true, false},
+		{"behind after a stall: at once", 1900 * time.Millisecond, 8, false, false},
+		{"past the planned duration, hits owed: at once", 5 * time.Second, 12, false, false},
+		{"every hit sent: stop", 5 * time.Second, 20, false, true},
+	}
+	for _, tt := range tests {
+		wait, stop := p.Pace(tt.elapsed, tt.hits)
+		if (wait > 0) != tt.wantWait || stop != tt.wantStop {
+			t.Errorf("%s: Pace(%v, %d) = %v, %v; want a wait %v, stop %v", tt.name, tt.elapsed, tt.hits, wait, stop, tt.wantWait, tt.wantStop)
 		}
 	}
 }

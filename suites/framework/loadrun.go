@@ -42,6 +42,9 @@ type LoadRun struct {
 	// twin attempt) and sequential retries; Twins are the cross-shard twins sent with them (the
 	// previous shard's operations, at the same instant).
 	Fresh, Pairs, Retries, Twins int
+	// PairsTogether is how many concurrent duplicates had both attempts in flight at once:
+	// those raced.
+	PairsTogether int
 	// Limits are the load limits in force, in words.
 	Limits string
 	// Planned is how many hits the plan has for the attack (0: an unlimited rate).
@@ -84,6 +87,7 @@ func (s *S) LoadAttack(rate int, d time.Duration) *LoadRun {
 	run.Planned = run.plan.plan.Rounds(d)
 	run.from = s.attack(run, run.plan)
 	run.Fresh, run.Pairs, run.Retries, run.Twins = run.plan.hits()
+	run.PairsTogether = int(run.plan.together.Load())
 	if s.Settings.Shard == nil { // the plan's sequence numbers are the run's: skip past them
 		s.seq.Add(run.plan.rounds())
 	}
@@ -98,9 +102,9 @@ func (s *S) FinishLoad(run *LoadRun) {
 	run.Counting, run.CountErrors, run.Uncounted = time.Since(started), errs, failed
 
 	started = time.Now()
-	run.Result = check.Load(s.History.After(run.from), counts, s.Target.Profile)
+	run.Result = check.Load(s.History.AttemptsAfter(run.from), counts, s.Target.Profile, s.Target.Retention)
 	run.Checking = time.Since(started)
-	run.Plot, run.PlotErr = loadPlot(s.History.After(run.from), s.Target.Profile)
+	run.Plot, run.PlotErr = loadPlot(s.History.AttemptsAfter(run.from), s.Target.Profile)
 }
 
 // attack runs the Vegeta attack and returns the Seq after which its attempts are recorded.
@@ -123,19 +127,47 @@ func (s *S) attack(run *LoadRun, plan *loadPlan) (from int64) {
 		}
 		return err
 	}
-	run.Attack = s.VegetaAttack(hc, tr, run.Rate, run.Duration, "retrysafe-load")
+	var pacer vegeta.Pacer = vegeta.Rate{Freq: run.Rate, Per: time.Second}
+	d := run.Duration
+	if run.Planned > 0 {
+		pacer, d = planPacer{ConstantPacer: vegeta.ConstantPacer{Freq: run.Rate, Per: time.Second}, hits: uint64(run.Planned)}, planBound(d)
+	}
+	run.Attack = s.VegetaAttack(hc, tr, pacer, d, "retrysafe-load")
 	run.Err = targetErr
 	return from
 }
 
-// VegetaAttack runs a Vegeta attack through hc at rate hits per second for d, with
-// Settings.LoadWorkers workers, stopped when the spec ends, and returns its wall time.
-func (s *S) VegetaAttack(hc *http.Client, tr vegeta.Targeter, rate int, d time.Duration, name string) time.Duration {
+// planPacer paces a plan's hits at a constant rate and stops once all of them went out. Vegeta
+// stops an attack of a set duration at its end, and drops what a stalled process (a loaded
+// machine) had not sent by then: a plan's hits are owed, so the late ones go out at once instead.
+type planPacer struct {
+	vegeta.ConstantPacer
+	hits uint64
+}
+
+// Pace implements vegeta.Pacer.
+func (p planPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= p.hits {
+		return 0, true
+	}
+	return p.ConstantPacer.Pace(elapsed, hits)
+}
+
+var _ vegeta.Pacer = planPacer{}
+
+// planBound bounds an attack of a plan meant to take d: twice d and ten seconds more, after
+// which the hits still owed are dropped (the run then says it sent fewer than planned).
+func planBound(d time.Duration) time.Duration { return 2*d + 10*time.Second }
+
+// VegetaAttack runs a Vegeta attack through hc paced by pacer for at most d (0: until the pacer
+// stops it), with Settings.LoadWorkers workers, stopped when the spec ends, and returns its wall
+// time.
+func (s *S) VegetaAttack(hc *http.Client, tr vegeta.Targeter, pacer vegeta.Pacer, d time.Duration, name string) time.Duration {
 	w := uint64(s.Settings.LoadWorkers)
 	atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.Workers(w), vegeta.MaxWorkers(w))
 	defer context.AfterFunc(s.ctx, func() { atk.Stop() })()
 	started := time.Now()
-	for range atk.Attack(tr, vegeta.Rate{Freq: rate, Per: time.Second}, d, name) {
+	for range atk.Attack(tr, pacer, d, name) {
 	}
 	return time.Since(started)
 }
@@ -168,14 +200,18 @@ func (t *loadTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := t.s.ctx // Client.DoBody bounds every attempt by the attempt timeout
 	var twin sync.WaitGroup
+	var other history.Attempt
 	if it.twin != nil {
-		twin.Go(func() { t.s.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
+		twin.Go(func() { other = t.s.Client.DoBody(ctx, it.twin, it.twinBody, it.twinMeta) })
 	}
 	if it.cross != nil {
 		twin.Go(func() { t.s.Client.DoBody(ctx, it.cross, it.crossBody, it.crossMeta) })
 	}
 	a := t.s.Client.DoBody(ctx, it.req, it.body, it.meta)
 	twin.Wait()
+	if it.twin != nil && check.InFlightTogether([]history.Attempt{a, other}) == 2 {
+		t.plan.together.Add(1)
+	}
 	if a.Outcome != history.OK {
 		return nil, errors.New(a.Err)
 	}
@@ -223,6 +259,19 @@ func (s *S) countLoad(ops []*Op) (map[string]int, []string, int) {
 	return counts, errs, failed
 }
 
+// Raced judges what the load's concurrent duplicates rest on: it says how many of them had both
+// attempts in flight at once, and makes a result without a violation unknown when the plan sent
+// duplicates and none raced.
+func (r *LoadRun) Raced(res *check.Result) {
+	if r.Pairs == 0 {
+		return
+	}
+	res.Observef("%d of %d concurrent duplicates had both attempts in flight together", r.PairsTogether, r.Pairs)
+	if r.PairsTogether == 0 && len(res.Anomalies) == 0 {
+		res.Unknown = append(res.Unknown, fmt.Sprintf("none of the %d concurrent duplicates had both attempts in flight at once: they did not race", r.Pairs))
+	}
+}
+
 // Attempts returns the number of attempts the attack sent: every hit, the twin of every
 // concurrent pair and every cross-shard twin.
 func (r *LoadRun) Attempts() int { return r.Fresh + 2*r.Pairs + r.Retries + r.Twins }
@@ -249,6 +298,7 @@ func (r *LoadRun) Figures() map[string]string {
 		"hits":                  strconv.Itoa(r.Fresh + r.Pairs + r.Retries),
 		"hit_rate":              fmt.Sprintf("%.1f hits/s", float64(r.Fresh+r.Pairs+r.Retries)/r.Attack.Seconds()),
 		"concurrent_duplicates": strconv.Itoa(r.Pairs),
+		"duplicates_together":   strconv.Itoa(r.PairsTogether),
 		"sequential_retries":    strconv.Itoa(r.Retries),
 		"attempts":              strconv.Itoa(res.Attempts),
 		"operations":            strconv.Itoa(res.Ops),

@@ -91,7 +91,7 @@ func (s *S) mergeLoad(files []*shardfile.File) check.Result {
 		err        string
 	}
 	sample := make([]point, 0, total/every+1) // every every-th attempt
-	checker := check.NewLoadChecker(e.Target.Profile, len(set.loc), set.body)
+	checker := check.NewLoadChecker(e.Target.Profile, e.Target.Retention, len(set.loc), set.body)
 	seq := int64(0)
 	readErr := set.stream(s.ctx, func(file, shard int, id int32, a *shardfile.Compact) {
 		seq++

@@ -15,8 +15,8 @@ import (
 type Property struct {
 	// Name is the property's name and its label's value.
 	Name string
-	// Side is what the property checks: SideAPI, SideConsumer or SideClient (its side package
-	// sets it); its specs carry the label side:SIDE.
+	// Side is what the property checks: SideAPI, SideConsumer, SideClient or SideChain (its
+	// side package sets it); its specs carry the label side:SIDE.
 	Side string
 	// Must states what the target MUST do.
 	Must string
@@ -47,6 +47,8 @@ const (
 	// SideClient: a client of an idempotent API (the target file's clients); the harness plays
 	// the API.
 	SideClient = "client"
+	// SideChain: a client, an API, its broker and a consumer end to end (a chain target file).
+	SideChain = "chain"
 )
 
 // Spec is one check of a property against one target: a text and a body that drives the target
@@ -82,11 +84,12 @@ func (p *Property) Spec(text string, body func(*S) check.Result) *Spec {
 // order is.
 var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", "control", "load",
 	"dropped-response", "slow-first-attempt", "crash-after-claim", "crash-under-load", "error-replay",
+	"event-per-record", "event-not-before-commit", "event-after-crash", "event-under-broker-outage",
 	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
 	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
 	"signature", "delivery-load",
 	"retries-transient", "same-key-on-retry", "new-key-per-operation", "no-retry-on-rejection", "retry-after", "backoff",
-	"bounded", "restart-reuses-key", "key-present"}
+	"bounded", "restart-reuses-key", "key-present", "chain"}
 
 // properties is the registry, in run order.
 var properties []*Property
@@ -94,8 +97,8 @@ var properties []*Property
 // Register adds a property (called from the init function of its file, through its side's
 // package, which sets its Side).
 func Register(p *Property) {
-	if p.Side != SideAPI && p.Side != SideConsumer && p.Side != SideClient {
-		panic(fmt.Sprintf("framework.Register: property %s has no side (api, consumer or client)", p.Name))
+	if !slices.Contains([]string{SideAPI, SideConsumer, SideClient, SideChain}, p.Side) {
+		panic(fmt.Sprintf("framework.Register: property %s has no side (api, consumer, client or chain)", p.Name))
 	}
 	properties = append(properties, p)
 	rank := func(name string) int {
@@ -180,13 +183,24 @@ func (p *Property) targetSkip(e *Env) string {
 		if len(e.Target.Clients) == 0 {
 			return "the target declares no clients"
 		}
+	case SideChain:
+		if e.Target.Chain == nil {
+			return "the target is not a chain"
+		}
 	default:
 		if len(e.Target.Operations) == 0 {
 			return "the target declares no operations (it describes consumers or clients only)"
 		}
+		if slices.Contains(p.Labels, EventsLabel) && len(e.Target.Publishing()) == 0 {
+			return "no operation declares the events it publishes"
+		}
 	}
 	return ""
 }
+
+// EventsLabel marks the API properties that check the events an API publishes (an operation's
+// publishes block): a target whose operations declare none leaves them out.
+const EventsLabel = "events"
 
 // Consumers returns the target's consumers on any of the transports.
 func (e *Env) Consumers(ts ...targets.Transport) []*targets.Consumer {
@@ -201,11 +215,18 @@ func (e *Env) Consumers(ts ...targets.Transport) []*targets.Consumer {
 
 // ConsumerSpecs returns one spec per consumer the property checks, each labelled consumer:TRANSPORT.
 func (p *Property) ConsumerSpecs(e *Env, spec func(c *targets.Consumer) *Spec) []*Spec {
+	return p.ConsumerSpecsEach(e, func(c *targets.Consumer) []*Spec { return []*Spec{spec(c)} })
+}
+
+// ConsumerSpecsEach is ConsumerSpecs for a property with several specs per consumer (one per
+// failure point of its hook, say).
+func (p *Property) ConsumerSpecsEach(e *Env, specs func(c *targets.Consumer) []*Spec) []*Spec {
 	var out []*Spec
 	for _, c := range e.Consumers(p.Transports...) {
-		sp := spec(c)
-		sp.Extra = append(sp.Extra, "consumer:"+string(c.Transport))
-		out = append(out, sp)
+		for _, sp := range specs(c) {
+			sp.Extra = append(sp.Extra, "consumer:"+string(c.Transport))
+			out = append(out, sp)
+		}
 	}
 	return out
 }

@@ -75,7 +75,8 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 
 // reportSpec is one outcome in the report.
 func reportSpec(o *Outcome) reports.Spec {
-	s := reports.Spec{Text: o.Spec.Text, Verdict: o.Verdict(), Duration: o.Duration, Evidence: o.Evidence}
+	s := reports.Spec{Text: o.Spec.Text, Verdict: o.Verdict(), Duration: o.Duration, Evidence: o.Evidence,
+		Observed: strings.Join(o.Result.Observed, "; ")}
 	if s.Verdict != reports.Pass {
 		s.Failure = o.Message()
 	}
@@ -140,8 +141,11 @@ func (h *Harness) htmlExtras(plot []byte) *reports.HTMLExtras {
 		if n++; n > maxTimelineRequests {
 			break
 		}
-		x.Timeline = append(x.Timeline, reports.TimelineEvent{Time: a.Start, Kind: reports.TimelineRequest,
-			Label: fmt.Sprintf("#%d %s %s %d", a.Seq, a.Op, a.Outcome, a.Status)})
+		label := fmt.Sprintf("#%d %s %s %d", a.Seq, a.Op, a.Outcome, a.Status)
+		if a.IsEvent() {
+			label = fmt.Sprintf("#%d %s: event %s observed", a.Seq, a.Op, a.Key)
+		}
+		x.Timeline = append(x.Timeline, reports.TimelineEvent{Time: a.Start, Kind: reports.TimelineRequest, Label: label})
 	}
 	return x
 }
@@ -154,7 +158,7 @@ func targetInfo(e *Env) reports.TargetInfo {
 		info.Instances = append(info.Instances, e.History.Redactor().URL(in.URL.String()))
 	}
 	for _, c := range t.Clients {
-		for _, d := range c.Retry.Deviations() {
+		for _, d := range c.Deviations() {
 			info.Deviations = append(info.Deviations, "client "+c.Name+" "+d)
 		}
 	}

@@ -150,7 +150,7 @@ func (e *Env) RunSpec(ctx context.Context, sp *Spec) *Outcome {
 	}
 	ctx = mergeDone(ctx, e.done)
 	s := &S{Env: e, ctx: ctx}
-	out.Result = s.run(sp)
+	out.Result = redactResult(e.History.Redactor(), s.run(sp))
 	out.Duration = time.Since(out.Started)
 	out.Interrupted = ctx.Err() != nil
 	if out.Interrupted && out.Result.Verdict() != reports.Fail {
@@ -202,7 +202,7 @@ func (s *S) evidence(sp *Spec, res check.Result) *reports.Evidence {
 		keys = s.keys
 	}
 	ev := &reports.Evidence{
-		Message:   strings.Join(s.notes, "\n"),
+		Message:   redactNotes(s.History.Redactor(), s.notes),
 		Attempts:  s.transcripts(keys),
 		Counts:    s.counts,
 		DiffPaths: s.diffPaths,

@@ -162,7 +162,7 @@ func Run(ctx context.Context, t *targets.Target, opts Options) (*profile.Profile
 	} else {
 		clearDeviations(prof.Fields)
 	}
-	prof.Attempts = env.History.Len()
+	prof.Attempts = env.History.Attempts()
 	prof.Finished = time.Now()
 	return prof, nil
 }

@@ -13,7 +13,7 @@ import (
 // Options.MaxAttempts requests) and its pace (Options.MinInterval between two requests).
 
 // left is how many requests the budget still allows.
-func (p *prober) left() int { return p.opts.MaxAttempts - p.s.History.Len() }
+func (p *prober) left() int { return p.opts.MaxAttempts - p.s.History.Attempts() }
 
 // send sends one attempt of o (Op.Do) once the pace allows it. ok is false when the budget is
 // spent (nothing was sent).

@@ -1,6 +1,7 @@
 package selftest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -21,10 +22,14 @@ import (
 // brokerRequired are the stores on which broker rows are required.
 var brokerRequired = []string{"sqlite", "postgres"}
 
-// Consumer cells' settings: a short dedupe retention, so that late-redelivery waits it out in a
-// few seconds; the forgets-early mutant's cell declares at most 3 s.
+// Consumer cells' settings. The dedupe retention outlasts whatever a loaded machine makes of a
+// run (a backlog of redeliveries, restarts after kills): a redelivery past the retention may
+// take effect again, and the correct consumer would seem to apply an event twice. late-redelivery
+// checks it from below, within consumerLateWait (its --max-wait): the forgets-early mutant, which
+// forgets after about a second whatever it declares, is caught there; its cell declares 3 s.
 const (
-	consumerDedupeRetention = 4 * time.Second
+	consumerDedupeRetention = time.Minute
+	consumerLateWait        = 4 * time.Second
 	forgetsEarlyRetention   = 3 * time.Second
 )
 
@@ -65,21 +70,56 @@ func consumerRows(names []string, shape consumer.Shape) []row {
 	return out
 }
 
-// consumerShapes are the shapes of the reference consumer the correct rows run in.
-var consumerShapes = []consumer.Shape{consumer.ShapeSink, consumer.ShapeNoSink}
+// shapeRow is how the correct consumer runs in one shape: on which transports, which properties.
+type shapeRow struct {
+	shape      consumer.Shape
+	transports []string
+	// properties is the label filter of its properties ("" = every consumer property).
+	properties string
+	// retention is the dedupe retention the consumer declares (0: consumerDedupeRetention).
+	retention time.Duration
+}
 
-// runConsumerCorrect runs every consumer property against the correct consumer on one store and
-// transport, in one shape.
+// crashProperties are the consumer properties whose waits follow the broker's redelivery clock
+// after a kill.
+const crashProperties = "(property:crash-before-ack || property:crash-after-ack || property:crash-under-delivery)"
+
+// consumerShapes are the shapes of the reference consumer the correct rows run in: every property
+// in the sink and no-sink shapes; on a JetStream durable of a long AckWait, only the crash
+// properties (the others wait for no redelivery after a kill), with a dedupe retention that
+// outlasts the broker's redelivery (a redelivery past the retention may take effect again).
+var consumerShapes = []shapeRow{
+	{shape: consumer.ShapeSink, transports: consumerTransports},
+	{shape: consumer.ShapeNoSink, transports: consumerTransports},
+	{shape: consumer.ShapeLongAckWait, transports: []string{consumer.TransportNATS}, properties: crashProperties, retention: longAckWaitRetention},
+}
+
+// longAckWaitRetention is the dedupe retention in the long-ack-wait shape: several AckWaits.
+const longAckWaitRetention = 10 * consumer.LongAckWait
+
+// shapeOf returns the row of a shape.
+func shapeOf(shape consumer.Shape) shapeRow {
+	for _, r := range consumerShapes {
+		if r.shape == shape {
+			return r
+		}
+	}
+	return shapeRow{shape: shape}
+}
+
+// runConsumerCorrect runs the consumer properties of a shape against the correct consumer on one
+// store and transport.
 func runConsumerCorrect(ctx context.Context, st *stores, transport, store string, shape consumer.Shape) ([]Correct, error) {
-	run, err := st.runConsumer(ctx, transport, store, consumer.MutantNone, shape, "consumer:"+transport, consumerDedupeRetention)
+	row := shapeOf(shape)
+	filter := "consumer:" + transport
+	if row.properties != "" {
+		filter += " && " + row.properties
+	}
+	run, err := st.runConsumer(ctx, transport, store, consumer.MutantNone, shape, filter, cmp.Or(row.retention, consumerDedupeRetention))
 	if err != nil {
 		return nil, fmt.Errorf("correct consumer (%s, %s, %s): %w", transport, store, shape, err)
 	}
-	label := "consumer " + transport
-	if shape == consumer.ShapeNoSink {
-		label += " " + string(shape)
-	}
-	out := correctResults(st, store, label, run)
+	out := correctResults(store, "", run)
 	for i := range out {
 		out[i].Transport, out[i].Shape = transport, string(shape)
 	}
@@ -103,7 +143,7 @@ func runConsumerCell(ctx context.Context, st *stores, r row, store string) (Cell
 		return cell, nil
 	}
 	cell.Required = required
-	retention := consumerDedupeRetention
+	retention := cmp.Or(shapeOf(r.shape).retention, consumerDedupeRetention)
 	if r.consumer == consumer.MutantDedupeForgetsEarly {
 		retention = forgetsEarlyRetention
 	}
@@ -135,23 +175,20 @@ func judge(cell *Cell, run *reports.Run) {
 // runConsumer starts the reference consumer (transport, store, mutant) through its managed
 // target file and runs the selected properties against it.
 func (st *stores) runConsumer(ctx context.Context, transport, store string, m consumer.Mutant, shape consumer.Shape, labelFilter string, retention time.Duration) (*reports.Run, error) {
-	id := st.n.Add(1)
-	dsn := ""
-	switch store {
-	case "sqlite":
-		dsn = filepath.Join(st.dir, fmt.Sprintf("consumer-%d.db", id))
-	case "postgres":
-		dsn = st.opts.PostgresDSN
-	case "redis":
-		dsn = st.opts.RedisURL
+	sp, err := st.space(ctx, store)
+	if err != nil {
+		return nil, err
 	}
-	return onFreePorts(func() (*reports.Run, error) {
-		t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
-			Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention, Shape: shape})
-		if err != nil {
-			return nil, err
-		}
-		defer t.Close()
-		return st.run(ctx, t, id, labelFilter, 0)
-	})
+	defer st.release(sp)
+	dsn := sp.dsn
+	if store == "sqlite" {
+		dsn = filepath.Join(st.dir, fmt.Sprintf("consumer-%d.db", sp.cell))
+	}
+	t, err := ManagedConsumer(ConsumerSpec{Transport: transport, Store: store, DSN: dsn, Binary: st.opts.Binary,
+		Mutant: string(m), LockTimeout: st.opts.LockTimeout, DedupeRetention: retention, Shape: shape, Names: sp.names})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return st.run(ctx, t, sp.cell, labelFilter, consumerLateWait)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults/ports"
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
@@ -34,23 +35,13 @@ func isProcessProperty(name string) bool {
 	return false
 }
 
-// freeAddr returns a free 127.0.0.1 port (closed again for the process to take).
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // managedTarget renders the embedded managed reference target for a store and mutant. On
 // PostgreSQL and Redis the store is reached through the harness's storage proxy, so that
 // crash-under-load can slow and cut the link; a DSN the proxy cannot stand in for (a Unix
 // socket, TLS, a keyword/value DSN) is used as it is, and crash-under-load then runs
 // without storage faults.
-func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*targets.Target, error) {
-	addr, err := freeAddr()
+func (st *stores) managedTarget(sp *space, m reference.Mutant) (*targets.Target, error) {
+	reserved, err := ports.Reserve(1)
 	if err != nil {
 		return nil, err
 	}
@@ -65,29 +56,36 @@ func (st *stores) managedTarget(kind string, m reference.Mutant, cell int64) (*t
 		dsn = templated
 		doc += "\nstorage:\n  address: " + strconv.Quote(storage) + "\n"
 	}
+	kind := sp.kind
 	switch kind {
 	case "sqlite":
-		dsn = filepath.Join(st.dir, fmt.Sprintf("managed-%d.db", cell))
+		dsn = filepath.Join(st.dir, fmt.Sprintf("managed-%d.db", sp.cell))
 	case "postgres":
-		proxied(st.opts.PostgresDSN, "5432")
+		proxied(sp.dsn, "5432")
 	case "redis":
-		proxied(st.opts.RedisURL, "6379")
+		proxied(sp.dsn, "6379")
 	}
 	mutant := string(m)
 	if mutant == "" {
 		mutant = "none"
 	}
 	vars := map[string]string{
-		"RETRYSAFE_BIN": st.opts.Binary, "RETRYSAFE_URL": "http://" + addr, "RETRYSAFE_STORE": kind,
+		"RETRYSAFE_BIN": st.opts.Binary, "RETRYSAFE_URL": reserved.URLs()[0], "RETRYSAFE_REUSE_PORT": "true", "RETRYSAFE_STORE": kind,
 		"RETRYSAFE_DSN": dsn, "RETRYSAFE_MUTANT": mutant,
 		// Keys must outlive the crash waits, or an expired key would hide a stuck lock.
 		"RETRYSAFE_RETENTION":    max(st.opts.Retention, 10*st.opts.LockTimeout).String(),
 		"RETRYSAFE_LOCK_TIMEOUT": st.opts.LockTimeout.String(),
 	}
-	return targets.Parse("reference-managed.yaml (embedded)", []byte(doc), func(name string) (string, bool) {
+	t, err := targets.Parse("reference-managed.yaml (embedded)", []byte(doc), func(name string) (string, bool) {
 		v, ok := vars[name]
 		return v, ok
 	})
+	if err != nil {
+		reserved.Close()
+		return nil, err
+	}
+	t.Own(reserved) // the process's port stays its own across kills and restarts
+	return t, nil
 }
 
 // proxiedDSN rewrites a URL-form DSN (postgres://user@host:port/db?..., redis://host:port/0)
@@ -130,30 +128,17 @@ func proxiedDSN(dsn, defaultPort string) (templated, addr string, ok bool) {
 // runManaged starts the reference API through its lifecycle (one process, mutant m) on a
 // durable store and runs the selected properties against it.
 func (st *stores) runManaged(ctx context.Context, kind string, m reference.Mutant, labelFilter string) (*reports.Run, error) {
-	cell := st.n.Add(1)
-	return onFreePorts(func() (*reports.Run, error) {
-		t, err := st.managedTarget(kind, m, cell)
-		if err != nil {
-			return nil, err
-		}
-		defer t.Close()
-		return st.run(ctx, t, cell, labelFilter, 0)
-	})
-}
-
-// portTries bounds the starts of a managed cell whose process lost the free port it was given
-// (freeAddr closes it for the process to take) to another process of the machine.
-const portTries = 3
-
-// onFreePorts runs a managed cell, starting it again on other free ports when its process could
-// not bind the one it was given.
-func onFreePorts(run func() (*reports.Run, error)) (*reports.Run, error) {
-	for try := 1; ; try++ {
-		r, err := run()
-		if err == nil || try == portTries || !strings.Contains(err.Error(), "address already in use") {
-			return r, err
-		}
+	sp, err := st.space(ctx, kind)
+	if err != nil {
+		return nil, err
 	}
+	defer st.release(sp)
+	t, err := st.managedTarget(sp, m)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return st.run(ctx, t, sp.cell, labelFilter, 0)
 }
 
 // run opens a harness on a prepared target and runs the selected properties (maxWait: the
@@ -163,11 +148,14 @@ func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelF
 	if maxWait > 0 {
 		settings.MaxWait = maxWait
 	}
-	settings.RunID = fmt.Sprintf("st%d-%d", time.Now().Unix()%100000, cell)
+	settings.RunID = fmt.Sprintf("%s-%d", st.sv.runID, cell)
 	settings.KeyPrefix = ""
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	h, err := framework.Open(ctx, t, append(opts, framework.WithSettings(settings))...)
+	log := logOf(ctx)
+	fmt.Fprintf(log, "run %s: target %s, properties %q\n", settings.RunID, t.Name, labelFilter)
+	opts = append(opts, framework.WithSettings(settings), framework.WithLog(log), framework.WithProgress(log), framework.WithProcessOutput(log))
+	h, err := framework.Open(ctx, t, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start the reference API: %w", err)
 	}
@@ -175,6 +163,9 @@ func (st *stores) run(ctx context.Context, t *targets.Target, cell int64, labelF
 	res, err := h.Run(ctx, framework.Selection{LabelFilter: labelFilter})
 	if err != nil {
 		return nil, err
+	}
+	if err := reports.RenderMarkdown(log, res.Report); err != nil {
+		fmt.Fprintf(log, "(the run's report could not be written: %v)\n", err)
 	}
 	if run := res.Report; !run.Complete {
 		return run, fmt.Errorf("self-test interrupted: %s", run.Incomplete)

@@ -33,13 +33,15 @@ func TestManagedTargetStorage(t *testing.T) {
 		kind, pg, redis, storage string
 	}{
 		{"redis", "", "redis://[::1]:6379/0", "[::1]:6379"},
+		{"redis", "", "redis://127.0.0.1:6379/0?key_prefix=retrysafe-selftest%3Ast1%3A1%3A", "127.0.0.1:6379"},
+		{"postgres", "postgres://postgres@127.0.0.1:5432/test?search_path=rs_st1_1&sslmode=disable", "", "127.0.0.1:5432"},
 		{"postgres", "postgres://postgres@[::1]:5432/test", "", "[::1]:5432"},
 		{"redis", "", "unix:///run/redis.sock", ""},
 		{"redis", "", "rediss://127.0.0.1:6380/0", ""},
 	} {
 		st := &stores{opts: &Options{PostgresDSN: c.pg, RedisURL: c.redis, Binary: "retrysafe",
 			Retention: 3 * time.Second, LockTimeout: 3 * time.Second}, dir: t.TempDir()}
-		tg, err := st.managedTarget(c.kind, "", 1)
+		tg, err := st.managedTarget(&space{kind: c.kind, cell: 1, dsn: c.pg + c.redis}, "")
 		if err != nil {
 			t.Errorf("%s %s%s: %v", c.kind, c.pg, c.redis, err)
 			continue

@@ -1,15 +1,16 @@
 package selftest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults/ports"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/examples"
@@ -28,9 +29,16 @@ type ConsumerSpec struct {
 	Mutant string
 	// LockTimeout and DedupeRetention are the consumer's (and what the target file declares).
 	LockTimeout, DedupeRetention time.Duration
-	// Shape is how the consumer is set up: calling the harness's sink (the default), or
-	// consumer.ShapeNoSink (no downstream, test hooks, the event id in a message header on NATS).
+	// Names labels the names of its broker topology (broker.UniqueName): "" = "run".
+	Names string
+	// Shape is how the consumer is set up: calling the harness's sink (the default),
+	// consumer.ShapeNoSink (no downstream, test hooks: HTTP on webhooks and NATS, message headers
+	// on RabbitMQ; the event id in a message header on NATS), or consumer.ShapeLongAckWait (the
+	// no-sink NATS consumer creating its durable with AckWait consumer.LongAckWait).
 	Shape consumer.Shape
+	// Topology overrides names of its broker topology (the variables topologyNames sets): a
+	// chain's consumer binds to the exchange, or reads the stream, its API publishes to.
+	Topology map[string]string
 }
 
 // managedQueueInstances is how many instances of a reference queue consumer run: competing
@@ -39,7 +47,7 @@ const managedQueueInstances = 2
 
 // ManagedConsumer describes the reference consumer that the harness starts through the embedded
 // managed target file of its transport: webhook deliveries signed with a fresh secret; a queue
-// consumer as two instances on one queue, on a topology the harness creates under names unique
+// consumer as two instances on one queue, each on a port reserved for it (faults/ports), on a topology the harness creates under names unique
 // to the run and deletes at its end.
 func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 	docs := map[string][]byte{
@@ -47,12 +55,15 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 		"amqp":    examples.ConsumerAMQPManaged,
 		"nats":    examples.ConsumerNATSManaged,
 	}
-	if cs.Shape == consumer.ShapeNoSink {
+	switch cs.Shape {
+	case consumer.ShapeNoSink:
 		docs = map[string][]byte{
 			"webhook": examples.ConsumerWebhookNoSinkManaged,
 			"amqp":    examples.ConsumerAMQPNoSinkManaged,
 			"nats":    examples.ConsumerNATSNoSinkManaged,
 		}
+	case consumer.ShapeLongAckWait:
+		docs = map[string][]byte{"nats": examples.ConsumerNATSNoSinkManaged}
 	}
 	doc, ok := docs[cs.Transport]
 	if !ok {
@@ -62,42 +73,53 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 	if cs.Transport != "webhook" && cs.Store != "memory" {
 		instances = managedQueueInstances // competing consumers need one shared store
 	}
-	urls, err := freeURLs(instances)
+	reserved, err := ports.Reserve(instances)
 	if err != nil {
 		return nil, err
 	}
 	secret := make([]byte, 24)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, err
-	}
+	_, _ = rand.Read(secret) // crypto/rand.Read never fails
 	mutant := cs.Mutant
 	if mutant == "" {
 		mutant = "none"
 	}
 	vars := map[string]string{
-		"RETRYSAFE_BIN": cs.Binary, "RETRYSAFE_URL": strings.Join(urls, ","), "RETRYSAFE_STORE": cs.Store, "RETRYSAFE_DSN": cs.DSN,
+		"RETRYSAFE_BIN": cs.Binary, "RETRYSAFE_URL": strings.Join(reserved.URLs(), ","), "RETRYSAFE_REUSE_PORT": "true",
+		"RETRYSAFE_STORE": cs.Store, "RETRYSAFE_DSN": cs.DSN,
 		"RETRYSAFE_DURABLE": fmt.Sprint(cs.Store != "memory"), "RETRYSAFE_LOCK_TIMEOUT": cs.LockTimeout.String(),
 		"RETRYSAFE_DEDUPE_RETENTION": cs.DedupeRetention.String(), "RETRYSAFE_MUTANT": mutant,
 		"RETRYSAFE_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(secret),
 	}
-	maps.Copy(vars, topologyNames(cs.Transport))
+	maps.Copy(vars, topologyNames(cmp.Or(cs.Names, "run"), cs.Transport))
+	maps.Copy(vars, cs.Topology)
 	name := "consumer-" + cs.Transport + "-managed.yaml (embedded)"
-	if cs.Shape == consumer.ShapeNoSink {
+	switch cs.Shape {
+	case consumer.ShapeNoSink:
 		name = "consumer-" + cs.Transport + "-nosink-managed.yaml (embedded)"
+	case consumer.ShapeLongAckWait:
+		// The consumer creates its durable with the long AckWait; the harness reads it.
+		vars["RETRYSAFE_CREATE_DURABLE"], vars["RETRYSAFE_ACK_WAIT"] = "false", consumer.LongAckWait.String()
+		name = "consumer-nats-nosink-managed.yaml (embedded, AckWait " + consumer.LongAckWait.String() + ")"
 	}
-	return targets.Parse(name, doc, func(name string) (string, bool) {
+	t, err := targets.Parse(name, doc, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
 		}
 		return os.LookupEnv(name)
 	})
+	if err != nil {
+		reserved.Close()
+		return nil, err
+	}
+	t.Own(reserved) // the instances' ports stay theirs until the target closes
+	return t, nil
 }
 
-// topologyNames are the names of a queue consumer's topology, unique to the run
+// topologyNames are the names of a queue consumer's topology, labelled and unique to the run
 // (broker.UniqueName), in the variables its managed target file reads them from. The queue has
 // no dot in its name: the harness names its topology after it.
-func topologyNames(transport string) map[string]string {
-	name := broker.UniqueName("run-" + transport)
+func topologyNames(label, transport string) map[string]string {
+	name := broker.UniqueName(label + "-" + transport)
 	switch transport {
 	case "amqp":
 		return map[string]string{"RETRYSAFE_AMQP_EXCHANGE": name + "-x", "RETRYSAFE_AMQP_QUEUE": name + "-q",
@@ -107,24 +129,4 @@ func topologyNames(transport string) map[string]string {
 			"RETRYSAFE_NATS_DURABLE": name + "-consumer"}
 	}
 	return nil
-}
-
-// freeURLs returns n http:// URLs on free ports of 127.0.0.1, all distinct.
-func freeURLs(n int) ([]string, error) {
-	var urls []string
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln) // held open until all are picked, so that no port comes twice
-		urls = append(urls, "http://"+ln.Addr().String())
-	}
-	return urls, nil
 }

@@ -7,17 +7,16 @@ package selftest
 import (
 	"context"
 	"fmt"
-	_ "github.com/retrysafe/retrysafe/suites" // every side's properties: the self-test runs them all
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	_ "github.com/retrysafe/retrysafe/suites" // every side's properties: the self-test runs them all
+
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
-	"github.com/retrysafe/retrysafe/targets/broker"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	refclient "github.com/retrysafe/retrysafe/targets/reference/client"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
@@ -52,6 +51,8 @@ type Correct struct {
 	Reason   string `json:"reason,omitempty"`
 	// Seconds is the time the property took.
 	Seconds float64 `json:"seconds"`
+	// Phase is the phase its run ran in: PhaseSerial or PhaseParallel.
+	Phase string `json:"phase"`
 }
 
 // Cell is the result of one mutant on one store.
@@ -72,16 +73,30 @@ type Cell struct {
 	Reason   string `json:"reason,omitempty"`
 	// Seconds is the time the cell took, its process start included.
 	Seconds float64 `json:"seconds"`
+	// Phase is the phase it ran in: PhaseSerial or PhaseParallel.
+	Phase string `json:"phase"`
+	// Log is its log file (the harness's notices, every spec's verdict, the failures'
+	// evidence, its processes' output); "" when logs were not kept.
+	Log string `json:"log,omitempty"`
 }
 
 // Result is the whole matrix.
 type Result struct {
 	Correct []Correct `json:"correct"`
 	Cells   []Cell    `json:"cells"`
-	// LeftOnBrokers is what the consumer rows left on RabbitMQ and JetStream (queues,
-	// exchanges, streams under the self-test's names): a failure when not empty. Nil when the
-	// brokers were not compared (no consumer rows, or they cannot be listed here).
-	LeftOnBrokers *broker.Inventory `json:"left_on_brokers,omitempty"`
+	// RunID names this self-test: its cells' schemas, Redis keys and broker topologies carry it.
+	RunID string `json:"run_id"`
+	// Parallel is how many jobs the parallel phase ran at once (PostgreSQLSlots of them on
+	// PostgreSQL).
+	Parallel        int `json:"parallel"`
+	PostgreSQLSlots int `json:"postgresql_slots"`
+	// Seconds is how long the self-test took; PhaseSeconds how long each phase took.
+	Seconds      float64            `json:"seconds"`
+	PhaseSeconds map[string]float64 `json:"phase_seconds,omitempty"`
+	// Left is what the cells left in the services they shared (schemas, Redis keys, broker
+	// topologies under the self-test's names), after its sweep: a failure when not empty. Nil
+	// when it could not be checked.
+	Left *Left `json:"left,omitempty"`
 }
 
 // Options configure a self-test.
@@ -96,11 +111,26 @@ type Options struct {
 	Binary      string        // the retrysafe binary started for the process properties (default: this program)
 	Settings    framework.Settings
 	// NoConsumers leaves the reference consumer's rows out; NoAPI the reference API's;
-	// NoClients the reference client's.
-	NoConsumers, NoAPI, NoClients bool
+	// NoClients the reference client's; NoCorrect every run of the correct reference (only the
+	// mutant cells run).
+	NoConsumers, NoAPI, NoClients, NoCorrect bool
+	// OnlyEvents keeps only the rows of the API's events: the correct API with events on each
+	// store and transport, and the events mutants' cells.
+	OnlyEvents bool
 	// ConsumerShape keeps only the consumer rows of one shape (consumer.ShapeSink or
 	// consumer.ShapeNoSink); "" = both.
 	ConsumerShape consumer.Shape
+	// Parallel is how many jobs the parallel phase runs at once (default 6 × GOMAXPROCS; 1 runs
+	// every job one after another).
+	Parallel int
+	// PostgresSlots bounds the jobs on PostgreSQL that run at once (default: what its
+	// max_connections leaves, see postgresSlots).
+	PostgresSlots int
+	// LogDir receives each job's log, a file per job ("" = none are kept).
+	LogDir string
+	// RunID names the self-test in its cells' schemas, Redis keys and broker topologies
+	// (default: "st" and 8 random hex digits).
+	RunID string
 }
 
 func (o *Options) defaults() {
@@ -124,6 +154,12 @@ func (o *Options) defaults() {
 	}
 	if o.Binary == "" {
 		o.Binary = defaultBinary()
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = defaultParallel()
+	}
+	if o.RunID == "" {
+		o.RunID = newRunID()
 	}
 }
 
@@ -151,94 +187,25 @@ func (r *Result) Problems() []string {
 	if survived > 0 {
 		out = append(out, fmt.Sprintf("%d required mutant cells survived", survived))
 	}
-	if r.LeftOnBrokers != nil && !r.LeftOnBrokers.Empty() {
-		out = append(out, "the consumer rows left "+r.LeftOnBrokers.String()+" on the brokers")
+	if r.Left != nil && !r.Left.Empty() {
+		out = append(out, "the cells left "+r.Left.String())
 	}
 	return out
 }
 
-// Run runs the self-test.
-func Run(ctx context.Context, opts Options) (*Result, error) {
-	opts.defaults()
-	tmp, err := os.MkdirTemp("", "retrysafe-selftest-")
-	if err != nil {
-		return nil, err
+// correctLabel names the run of a correct result in its line of progress.
+func correctLabel(c Correct) string {
+	switch {
+	case c.Side == SideClient:
+		return "(correct client)"
+	case c.Transport != "" && c.Shape != "" && c.Shape != string(consumer.ShapeSink):
+		return "(correct consumer " + c.Transport + " " + c.Shape + ")"
+	case c.Transport != "":
+		return "(correct consumer " + c.Transport + ")"
+	case c.Shape != "":
+		return "(correct " + c.Shape + ")"
 	}
-	defer os.RemoveAll(tmp)
-	st := &stores{opts: &opts, dir: tmp, prefix: fmt.Sprintf("retrysafe-selftest:%d:", time.Now().UnixNano())}
-	defer st.purge(context.Background())
-	res := &Result{}
-	if !opts.NoAPI {
-		for _, store := range opts.Stores {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			cs, err := runCorrect(ctx, st, store)
-			if err != nil {
-				return res, err
-			}
-			res.Correct = append(res.Correct, cs...)
-		}
-		if err := res.addCells(ctx, st, rows(opts.Mutants), runCell, opts.Stores); err != nil {
-			return res, err
-		}
-	}
-	if !opts.NoClients {
-		cs, err := runClientCorrect(ctx, st)
-		if err != nil {
-			return res, err
-		}
-		res.Correct = append(res.Correct, cs...)
-		if err := res.addCells(ctx, st, clientRows(opts.Mutants), runClientCell, []string{ClientStore}); err != nil {
-			return res, err
-		}
-	}
-	if opts.NoConsumers {
-		return res, nil
-	}
-	defer compareBrokers(ctx, opts.Progress, res)()
-	for _, shape := range consumerShapes {
-		if opts.ConsumerShape != "" && shape != opts.ConsumerShape {
-			continue
-		}
-		for _, tr := range consumerTransports {
-			for _, store := range opts.Stores {
-				if err := ctx.Err(); err != nil {
-					return res, err
-				}
-				if tr != consumer.TransportWebhook && !slices.Contains(brokerRequired, store) {
-					continue // the correct broker consumer is proven on the required stores
-				}
-				cs, err := runConsumerCorrect(ctx, st, tr, store, shape)
-				if err != nil {
-					return res, err
-				}
-				res.Correct = append(res.Correct, cs...)
-			}
-		}
-	}
-	return res, res.addCells(ctx, st, consumerRows(opts.Mutants, opts.ConsumerShape), runConsumerCell, opts.Stores)
-}
-
-// addCells runs each row's cell on each store (run: runCell, runConsumerCell or runClientCell,
-// whose one column is ClientStore), timed, and adds it to the matrix, printing it as it ends.
-func (r *Result) addCells(ctx context.Context, st *stores, rows []row, run func(context.Context, *stores, row, string) (Cell, error), stores []string) error {
-	for _, row := range rows {
-		for _, store := range stores {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			started := time.Now()
-			cell, err := run(ctx, st, row, store)
-			if err != nil {
-				return err
-			}
-			cell.Seconds = time.Since(started).Seconds()
-			printCell(st.opts.Progress, cell)
-			r.Cells = append(r.Cells, cell)
-		}
-	}
-	return nil
+	return "(correct)"
 }
 
 // printCell prints one cell's line of progress.
@@ -250,7 +217,7 @@ func printCell(w io.Writer, c Cell) {
 	if c.Transport != "" {
 		name += "/" + c.Transport
 	}
-	if c.Shape == string(consumer.ShapeNoSink) {
+	if c.Shape != "" && c.Shape != string(consumer.ShapeSink) {
 		name += "/" + c.Shape
 	}
 	printProgress(w, name, c.Store, c.Property, c.Result, c.Seconds, c.Reason)
@@ -303,35 +270,8 @@ func built(property string) bool {
 	return slices.ContainsFunc(framework.Properties(), func(p *framework.Property) bool { return p.Name == property })
 }
 
-// runCorrect runs every property against the correct API on one store: in-process, and the
-// process properties against managed processes on the durable stores.
-func runCorrect(ctx context.Context, st *stores, store string) ([]Correct, error) {
-	run, err := st.runAgainst(ctx, cell{kind: store, labelFilter: "!" + processLabel})
-	if err != nil {
-		return nil, err
-	}
-	if store != "memory" {
-		managed, err := st.runManaged(ctx, store, reference.MutantNone, processLabel)
-		if err != nil {
-			return nil, err
-		}
-		run.Properties = append(run.Properties, managed.Properties...)
-	}
-	out := correctResults(st, store, "", run)
-	for i := range shapes {
-		sh := &shapes[i]
-		// Load and the retention waits check nothing a shape changes: left out, for time.
-		run, err := st.runAgainst(ctx, cell{kind: store, shape: sh, labelFilter: "!" + processLabel + " && !wait:retention && !property:load"})
-		if err != nil {
-			return nil, fmt.Errorf("shape %s: %w", sh.name, err)
-		}
-		out = append(out, correctResults(st, store, sh.name, run)...)
-	}
-	return out, nil
-}
-
-// correctResults are the correct API's results of one run, printed as they come.
-func correctResults(st *stores, store, shape string, run *reports.Run) []Correct {
+// correctResults are the correct reference's results of one run.
+func correctResults(store, shape string, run *reports.Run) []Correct {
 	var out []Correct
 	for _, p := range run.Properties {
 		c := Correct{Store: store, Shape: shape, Property: p.Name, Result: string(p.Verdict), Reason: p.Reason, Seconds: p.Duration.Seconds()}
@@ -342,11 +282,6 @@ func correctResults(st *stores, store, shape string, run *reports.Run) []Correct
 		if p.Verdict == reports.Fail {
 			c.Reason = failingSpecs(p)
 		}
-		label := "(correct)"
-		if shape != "" {
-			label = "(correct " + shape + ")"
-		}
-		printProgress(st.opts.Progress, label, store, p.Name, c.Result, c.Seconds, c.Reason)
 		out = append(out, c)
 	}
 	return out
@@ -355,6 +290,9 @@ func correctResults(st *stores, store, shape string, run *reports.Run) []Correct
 // runCell runs the property of one row against the mutant on one store.
 func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error) {
 	cell := Cell{Mutant: r.name, Store: store, Property: r.property}
+	if isEventsProperty(r.property) {
+		cell.Shape = "events-" + eventsCellTransport // on every store, so that the matrix keeps the row whole
+	}
 	required := slices.Contains(r.required, store)
 	if !required && !slices.Contains(r.reported, store) {
 		cell.Result = NA
@@ -372,9 +310,12 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	}
 	var run *reports.Run
 	var err error
-	if isProcessProperty(r.property) {
+	switch {
+	case isEventsProperty(r.property):
+		run, err = st.runEvents(ctx, eventsCellTransport, store, r.mutant, "property:"+r.property)
+	case isProcessProperty(r.property):
 		run, err = st.runManaged(ctx, store, r.mutant, "property:"+r.property)
-	} else {
+	default:
 		c := cellOf(r)
 		c.kind, c.mutant, c.instances, c.labelFilter = store, r.mutant, instances, "property:"+r.property
 		run, err = st.runAgainst(ctx, c)
@@ -414,33 +355,4 @@ func loadTarget(doc []byte, urls []string, shared bool, retention, lock time.Dur
 	}
 	t.SharedStore = shared
 	return t, nil
-}
-
-// leftPrefix starts the names of every broker topology the consumer rows create
-// (ManagedConsumer's topologyNames).
-var leftPrefix = broker.DefaultNamePrefix + "-run-"
-
-// compareBrokers lists the brokers before the consumer rows; the function it returns lists them
-// again and records in res what the rows left behind under their names. Where the brokers
-// cannot be listed (rabbitmqctl out of reach), it says so and compares nothing.
-func compareBrokers(ctx context.Context, progress io.Writer, res *Result) func() {
-	before, err := broker.TakeInventory(ctx)
-	if err != nil {
-		fmt.Fprintf(progress, "  brokers: cannot list them (%v): what the consumer rows leave on them is not checked\n", err)
-		return func() {}
-	}
-	return func() {
-		after, err := broker.TakeInventory(context.WithoutCancel(ctx))
-		if err != nil {
-			fmt.Fprintf(progress, "  brokers: cannot list them after the consumer rows: %v\n", err)
-			return
-		}
-		left := after.Since(before).WithPrefix(leftPrefix)
-		res.LeftOnBrokers = &left
-		if left.Empty() {
-			fmt.Fprintf(progress, "  brokers: nothing left behind (RabbitMQ queues and exchanges, JetStream streams compared before and after)\n")
-		} else {
-			fmt.Fprintf(progress, "  brokers: the consumer rows left %s\n", left)
-		}
-	}
 }

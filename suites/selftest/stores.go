@@ -16,41 +16,34 @@ import (
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
 
-// stores opens the reference API's stores for the cells of one self-test and cleans up
-// what they leave in shared services.
+// stores opens the reference's stores for the cells of one self-test, each in the cell's own
+// places of the shared services (spaces.go).
 type stores struct {
-	opts   *Options
-	dir    string
-	prefix string // Redis key prefix of this self-test
-	n      atomic.Int64
-	redis  []*reference.RedisStore
+	opts *Options
+	dir  string
+	sv   *services
+	n    atomic.Int64
 }
 
-// open opens a fresh store of the given kind for one cell.
-func (st *stores) open(ctx context.Context, kind string, cell int64) (reference.Store, error) {
-	switch kind {
+// space opens a new cell's places for a store of kind: its number, its schema or key prefix.
+// The caller releases it (space.release) when the cell ends.
+func (st *stores) space(ctx context.Context, kind string) (*space, error) {
+	return st.sv.open(ctx, st.n.Add(1), kind)
+}
+
+// open opens a fresh store of the given kind in a cell's space.
+func (st *stores) open(ctx context.Context, sp *space) (reference.Store, error) {
+	switch sp.kind {
 	case "memory":
 		return reference.NewMemoryStore(), nil
 	case "sqlite":
-		return reference.OpenSQLite(ctx, filepath.Join(st.dir, fmt.Sprintf("cell-%d.db", cell)))
+		return reference.OpenSQLite(ctx, filepath.Join(st.dir, fmt.Sprintf("cell-%d.db", sp.cell)))
 	case "postgres":
-		return reference.OpenPostgres(ctx, st.opts.PostgresDSN)
+		return reference.OpenPostgres(ctx, sp.dsn)
 	case "redis":
-		s, err := reference.OpenRedis(ctx, st.opts.RedisURL, fmt.Sprintf("%s%d:", st.prefix, cell))
-		if err == nil {
-			st.redis = append(st.redis, s)
-		}
-		return s, err
+		return reference.OpenRedis(ctx, sp.dsn, "")
 	}
-	return nil, fmt.Errorf("%w %q", reference.ErrUnknownStore, kind)
-}
-
-// purge deletes the Redis keys of this self-test.
-func (st *stores) purge(ctx context.Context) {
-	for _, s := range st.redis {
-		_ = s.Purge(ctx)
-		_ = s.Close()
-	}
+	return nil, fmt.Errorf("%w %q", reference.ErrUnknownStore, sp.kind)
 }
 
 // instance is one in-process reference API listening on 127.0.0.1.
@@ -66,9 +59,7 @@ func (in *instance) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = in.srv.Shutdown(ctx)
-	if _, isRedis := in.store.(*reference.RedisStore); !isRedis {
-		_ = in.store.Close() // Redis stores are purged and closed at the end
-	}
+	_ = in.store.Close()
 }
 
 // start serves the reference API on a store.
@@ -110,7 +101,11 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 	if c.retention > 0 {
 		retention = c.retention
 	}
-	id := st.n.Add(1)
+	sp, err := st.space(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer st.release(sp)
 	sink, err := faults.NewSink("127.0.0.1:0", "")
 	if err != nil {
 		return nil, err
@@ -139,7 +134,7 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 	for range n {
 		store := shared
 		if store == nil {
-			if store, err = st.open(ctx, kind, id); err != nil {
+			if store, err = st.open(ctx, sp); err != nil {
 				return nil, fmt.Errorf("open %s store: %w", kind, err)
 			}
 			if kind != "memory" {
@@ -167,5 +162,13 @@ func (st *stores) runAgainst(ctx context.Context, c cell) (*reports.Run, error) 
 	if cfg.Downstream != "" { // an API without a downstream (a shape's) calls no sink
 		opts, handed = []framework.Option{framework.WithSink(sink)}, true
 	}
-	return st.run(ctx, t, id, c.labelFilter, c.maxWait, opts...)
+	return st.run(ctx, t, sp.cell, c.labelFilter, c.maxWait, opts...)
+}
+
+// release removes a cell's places in the shared services; what it cannot remove is said, and
+// swept when the self-test ends.
+func (st *stores) release(sp *space) {
+	if err := sp.release(); err != nil {
+		fmt.Fprintf(st.opts.Progress, "  cell %d: cannot remove its %s places (swept at the end): %v\n", sp.cell, sp.kind, err)
+	}
 }

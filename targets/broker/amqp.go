@@ -54,10 +54,18 @@ func NewAMQPTopology(name string, opts ...Option) (*AMQPTopology, error) {
 
 // Setup declares the exchange and the queue and binds them; on the default exchange (Exchange
 // "") it declares the queue alone, which the default exchange routes to by its name. Declaring
-// what already exists with the same settings does nothing.
+// what already exists with the same settings does nothing; an exchange that exists already (of
+// any type: the topic exchange an API publishes its events to, in a chain) is bound to as it is.
 func (t *AMQPTopology) Setup(ctx context.Context) error {
+	exists := false
+	if t.Exchange != "" {
+		var err error
+		if exists, err = (&AMQPExchange{URL: t.URL, Name: t.Exchange, dialTimeout: t.dialTimeout}).Exists(ctx); err != nil {
+			return fmt.Errorf("look up exchange %q: %w", t.Exchange, err)
+		}
+	}
 	return withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {
-		if t.Exchange != "" {
+		if t.Exchange != "" && !exists {
 			if err := ch.ExchangeDeclare(t.Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 				return fmt.Errorf("declare exchange %q: %w", t.Exchange, err)
 			}
@@ -96,8 +104,7 @@ func (t *AMQPTopology) Teardown(ctx context.Context) error {
 // Exists reports whether the queue exists (a passive declare).
 func (t *AMQPTopology) Exists(ctx context.Context) (bool, error) {
 	_, err := t.State(ctx)
-	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+	if isNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err

@@ -55,6 +55,10 @@ type ConsumerState struct {
 	Bound   bool
 	// AckWait is how long JetStream waits for an ack before it redelivers.
 	AckWait time.Duration
+	// BackOff, when the durable declares one, replaces AckWait as the wait before each
+	// redelivery: the n-th redelivery of a message comes BackOff[n-1] after the delivery before
+	// it (the last step repeats). Nil: every redelivery waits AckWait.
+	BackOff []time.Duration
 }
 
 // NewJetStreamTopology names a run's stream and durable consumer; nothing is created before
@@ -191,6 +195,7 @@ func (t *JetStreamTopology) ConsumerState(ctx context.Context) (ConsumerState, e
 			Waiting:     i.NumWaiting,
 			Bound:       i.PushBound,
 			AckWait:     i.Config.AckWait,
+			BackOff:     i.Config.BackOff,
 		}
 		return nil
 	})

@@ -21,6 +21,9 @@ type JetStreamPublisher struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	closed bool
+	// down is closed when the connection is lost (and replaced by a fresh one): a publication
+	// waiting for its ack stops waiting, as no ack can come on a lost link.
+	down chan struct{}
 }
 
 var _ Publisher = (*JetStreamPublisher)(nil)
@@ -34,26 +37,44 @@ func NewJetStreamPublisher(ctx context.Context, url, subject, stream string, opt
 	if err != nil {
 		return nil, err
 	}
-	p := &JetStreamPublisher{subject: subject, nc: nc, js: js}
+	p := &JetStreamPublisher{subject: subject, nc: nc, js: js, down: make(chan struct{})}
 	if stream != "" {
 		p.publishOpts = []jetstream.PublishOpt{jetstream.WithExpectStream(stream)}
 	}
+	nc.SetDisconnectErrHandler(func(*nats.Conn, error) { p.lost() })
 	return p, nil
 }
 
+// lost tells the publications waiting for an ack that the link they were sent on is gone.
+func (p *JetStreamPublisher) lost() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.down)
+	p.down = make(chan struct{})
+}
+
 // Publish sends m and waits for the stream's ack. A refusal by the stream, no stream on the
-// subject, or a link down at the time of sending wrap ErrNotPublished; a timeout leaves the
-// outcome unknown.
+// subject, or a link down at the time of sending wrap ErrNotPublished; a timeout, or the link
+// lost while it waits (it stops waiting then: no ack can come), leaves the outcome unknown.
 func (p *JetStreamPublisher) Publish(ctx context.Context, m Message) (Receipt, error) {
 	if m.ID == "" {
 		return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, errEmptyID)
 	}
 	p.mu.Lock()
-	closed := p.closed
+	closed, down := p.closed, p.down
 	p.mu.Unlock()
 	if closed {
 		return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, ErrClosed)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil) // ends the watcher below
+	go func() {
+		select {
+		case <-down:
+			cancel(errLinkLost)
+		case <-ctx.Done():
+		}
+	}()
 	msg := nats.NewMsg(p.subject)
 	for k, v := range m.Headers {
 		msg.Header.Set(k, v)
@@ -62,10 +83,17 @@ func (p *JetStreamPublisher) Publish(ctx context.Context, m Message) (Receipt, e
 	msg.Data = m.Body
 	ack, err := p.js.PublishMsg(ctx, msg, p.publishOpts...)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errLinkLost) {
+			err = errLinkLost
+		}
 		return Receipt{}, publishError(m.ID, p.subject, err)
 	}
 	return Receipt{Duplicate: ack.Duplicate, Sequence: ack.Sequence}, nil
 }
+
+// errLinkLost is why a publication stopped waiting for its ack: the connection it was sent on
+// was lost (the outcome is unknown: the stream may have stored it).
+var errLinkLost = errors.New("the link to NATS was lost before the stream's ack")
 
 // publishError classifies err: refused and never-sent are certain, the rest unknown.
 func publishError(id, subject string, err error) error {

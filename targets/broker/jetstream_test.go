@@ -190,3 +190,67 @@ func TestJetStreamTeardownTwice(t *testing.T) {
 		t.Error("consumer state read after teardown")
 	}
 }
+
+// ConsumerState reads the durable's BackOff as the server has it, and counts honestly: a
+// message delivered and not acknowledged is ack pending and not redelivered until the server
+// hands it out again after the first BackOff step.
+func TestJetStreamConsumerStateBackOffAndRedelivered(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	topo := setupJetStream(t)
+	backOff := []time.Duration{300 * time.Millisecond, time.Minute}
+	var cons jetstream.Consumer
+	err := withJetStream(ctx, topo.URL, time.Second, func(ctx context.Context, js jetstream.JetStream) error {
+		cfg := topo.ConsumerConfig()
+		cfg.BackOff, cfg.MaxDeliver = backOff, 5
+		_, err := js.CreateConsumer(ctx, topo.Stream, cfg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := topo.Publisher(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if _, err := pub.Publish(ctx, Message{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := connectJetStream(ctx, topo.URL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if cons, err = js.Consumer(ctx, topo.Stream, topo.Durable); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func() {
+		t.Helper()
+		b, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for range b.Messages() {
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("fetched %d messages, want 1 (%v)", n, b.Error())
+		}
+	}
+	fetch() // delivered, never acknowledged
+	s, err := topo.ConsumerState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.BackOff) != 2 || s.BackOff[0] != backOff[0] || s.BackOff[1] != backOff[1] {
+		t.Errorf("BackOff = %v, want %v", s.BackOff, backOff)
+	}
+	if s.Pending != 0 || s.AckPending != 1 || s.Redelivered != 0 {
+		t.Errorf("after the first delivery: %d pending, %d ack pending, %d redelivered; want 0, 1, 0", s.Pending, s.AckPending, s.Redelivered)
+	}
+	fetch() // the redelivery, after the first step
+	if s, err = topo.ConsumerState(ctx); err != nil || s.AckPending != 1 || s.Redelivered != 1 {
+		t.Errorf("after the redelivery: %+v, %v; want 1 ack pending, 1 redelivered", s, err)
+	}
+}

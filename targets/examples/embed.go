@@ -84,3 +84,30 @@ var ConsumerNATSNoSinkManaged []byte
 //
 //go:embed client-managed.yaml
 var ClientManaged []byte
+
+// ReferenceEventsAMQP is targets/examples/reference-events-amqp.yaml: the reference API started
+// by the harness with `serve --events amqp`, its order.created events published to RabbitMQ
+// through its outbox.
+//
+//go:embed reference-events-amqp.yaml
+var ReferenceEventsAMQP []byte
+
+// ReferenceEventsNATS is targets/examples/reference-events-nats.yaml: the reference API started
+// by the harness with `serve --events nats`, its events published to NATS JetStream.
+//
+//go:embed reference-events-nats.yaml
+var ReferenceEventsNATS []byte
+
+// ReferenceEventsWebhook is targets/examples/reference-events-webhook.yaml: the reference API
+// started by the harness with `serve --events webhook --hooks`, its events delivered to the
+// harness's receiver ({{.EventsURL}}).
+//
+//go:embed reference-events-webhook.yaml
+var ReferenceEventsWebhook []byte
+
+// ChainClientManaged is targets/examples/chain-client-managed.yaml: the reference client as the
+// client part of the reference chain (`retrysafe run --chain`), authenticated as the API's first
+// tenant, its retries outlasting a restart of the API.
+//
+//go:embed chain-client-managed.yaml
+var ChainClientManaged []byte

@@ -48,9 +48,21 @@ func (h *History) Compact(opts CompactOptions) (stop func()) {
 	}
 }
 
-// After yields the attempts with a Seq greater than seq, in order. It reads
-// a snapshot taken when iteration starts; attempts added meanwhile are not
-// seen. The bodies and headers it yields are shared and read-only.
+// AttemptsAfter is After without the observed events: the attempts alone, as the checkers of a
+// load read them.
+func (h *History) AttemptsAfter(seq int64) iter.Seq[Attempt] {
+	return func(yield func(Attempt) bool) {
+		for a := range h.After(seq) {
+			if !a.IsEvent() && !yield(a) {
+				return
+			}
+		}
+	}
+}
+
+// After yields the entries with a Seq greater than seq, in order: attempts and observed events.
+// It reads a snapshot taken when iteration starts; entries added meanwhile are not seen. The
+// bodies and headers it yields are shared and read-only.
 func (h *History) After(seq int64) iter.Seq[Attempt] {
 	return h.scan(seq, nil)
 }
@@ -105,18 +117,17 @@ func firstAfter(n int, seqAt func(int) int64, after int64) int {
 	return lo
 }
 
-// compactable reports whether a can be stored compactly at all.
+// compactable reports whether a can be stored compactly at all: an observed event never is (its
+// payload is the evidence).
 func compactable(a Attempt) bool {
-	return a.Outcome == OK && a.Err == "" && a.Note == "" && a.Status > 0 && a.Status < 1<<16
+	return !a.IsEvent() && a.Outcome == OK && a.Err == "" && a.Note == "" && a.Status > 0 && a.Status < 1<<16
 }
 
 // addCompact redacts and stores a compactly; it stores a whole when a label does not fit.
 func (h *History) addCompact(a Attempt) Attempt {
 	r := h.redact
-	if r != nil {
-		r.learnHeader(a.ReqHeader)
-		r.learnHeader(a.RespHeader)
-	}
+	r.LearnHeader(a.ReqHeader)
+	r.LearnHeader(a.RespHeader)
 	if a.BodyHash == ([32]byte{}) {
 		a.BodyHash = sha256.Sum256(a.RespBody)
 	}

@@ -99,6 +99,35 @@ func TestCompactFullPredicate(t *testing.T) {
 	}
 }
 
+// An observed event is kept whole by compaction, whatever Full says, even one that looks like
+// an ordinary answer: its payload and headers are the evidence of the events properties.
+func TestCompactKeepsEventsWhole(t *testing.T) {
+	h := history.New(nil)
+	defer h.Compact(history.CompactOptions{Full: func(history.Attempt) bool { return false }})()
+	now := time.Now()
+	ev := history.Attempt{Op: "orders", Key: "evt_1", Method: history.MethodEvent, URL: "amqp://127.0.0.1:5672/orders/order.created",
+		ReqHeader: http.Header{"Message-Id": {"evt_1"}}, ReqBody: []byte(`{"id":"evt_1"}`), Status: 200,
+		Start: now, End: now, Outcome: history.OK}
+	got := h.Add(ev)
+	if got.Compacted || !got.IsEvent() || string(got.ReqBody) != `{"id":"evt_1"}` || got.ReqHeader.Get("Message-Id") != "evt_1" {
+		t.Errorf("the stored event = %+v, want it whole", got)
+	}
+	if all := h.ByKey("evt_1"); len(all) != 1 || all[0].Compacted {
+		t.Errorf("ByKey(evt_1) = %+v", all)
+	}
+	if s := got.String(); !strings.Contains(s, "> EVENT amqp://") || strings.Contains(s, "< ") {
+		t.Errorf("String of an event:\n%s", s)
+	}
+	h.Add(okAttempt("k", 201, "{}"))
+	var keys []string
+	for a := range h.AttemptsAfter(0) {
+		keys = append(keys, a.Key)
+	}
+	if !slices.Equal(keys, []string{"k"}) || h.Len() != 2 || h.Attempts() != 1 {
+		t.Errorf("AttemptsAfter(0) = %v, Len %d, Attempts %d; want the attempt alone, 2 entries, 1 attempt", keys, h.Len(), h.Attempts())
+	}
+}
+
 // TestCompactMemory bounds the memory of a compact record of a load-like history: one
 // operation in four retried with the same answer.
 func TestCompactMemory(t *testing.T) {

@@ -50,11 +50,14 @@ func Format(a Attempt, maxBody int) string {
 	writeHeader(&b, "> ", a.ReqHeader)
 	writeBody(&b, "> ", a.ReqBody, false, maxBody)
 
-	if a.Status != 0 {
+	switch {
+	case a.IsEvent():
+		// An observed event has no response.
+	case a.Status != 0:
 		fmt.Fprintf(&b, "< %d %s\n", a.Status, http.StatusText(a.Status))
 		writeHeader(&b, "< ", a.RespHeader)
 		writeBody(&b, "< ", a.RespBody, a.Truncated, maxBody)
-	} else {
+	default:
 		b.WriteString("< (no response)\n")
 	}
 	if a.Err != "" {

@@ -89,6 +89,15 @@ type Attempt struct {
 	Life int
 }
 
+// MethodEvent is the Method of an entry that is no attempt but an event the harness observed
+// the target publish (an operation's publishes block): URL names where it was published,
+// ReqHeader and ReqBody are the message's headers and payload, Key its event id, Op the
+// operation, Start and End when it was observed, Note how. Compaction keeps such entries whole.
+const MethodEvent = "EVENT"
+
+// IsEvent reports whether the entry is an observed event rather than an attempt.
+func (a Attempt) IsEvent() bool { return a.Method == MethodEvent }
+
 // Duration is how long the attempt took, from Start to End.
 func (a Attempt) Duration() time.Duration { return a.End.Sub(a.Start) }
 
@@ -102,7 +111,8 @@ type History struct {
 	redact *Redactor
 
 	mu       sync.Mutex
-	n        int64     // attempts recorded, full and compact
+	n        int64     // entries recorded, full and compact, observed events included
+	observed int64     // observed events recorded (history.MethodEvent)
 	attempts []Attempt // attempts kept whole
 	compact  *compactStore
 	keepFull func(Attempt) bool // non-nil while compact recording is on
@@ -140,6 +150,9 @@ func (h *History) addWhole(a Attempt) Attempt {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.n++
+	if a.IsEvent() {
+		h.observed++
+	}
 	a.Seq = h.n
 	h.attempts = append(h.attempts, a)
 	return a
@@ -187,9 +200,16 @@ func (h *History) ByKey(key string) []Attempt {
 	return out
 }
 
-// Len returns the number of attempts recorded.
+// Len returns the number of entries recorded (the last Seq): attempts and observed events.
 func (h *History) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return int(h.n)
+}
+
+// Attempts returns the number of attempts recorded, observed events left out.
+func (h *History) Attempts() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return int(h.n - h.observed)
 }

@@ -20,19 +20,24 @@ var alwaysSecret = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Auth
 
 // Redactor removes credentials from headers, strings and bodies. It is safe
 // for concurrent use. A nil *Redactor is valid and redacts only the
-// always-secret headers.
+// always-secret headers and the DefaultSignatureHeaders.
 //
-// Two things are redacted:
+// Three things are redacted:
 //   - the whole value of every header named Authorization, Cookie,
 //     Set-Cookie or Proxy-Authorization, plus the extra names given to
 //     NewRedactor (names compare case-insensitively);
+//   - the signatures in every webhook signature header (those given to
+//     NewRedactor and the DefaultSignatureHeaders), by the header's form:
+//     what a reader needs is kept ("t=1796283885,v1=[REDACTED]", "v1,[REDACTED]",
+//     "sha256=[REDACTED]"), and a value not in its form is redacted whole;
 //   - every occurrence of every secret value, anywhere: header values, URLs,
 //     bodies, error text, notes.
 //
-// Secret values are those given to NewRedactor or Learn, and those Attempt
-// learns from the secret headers it sees (the whole value, the credentials
-// after an Authorization scheme, each cookie value), so that a target echoing
-// a token in a body or an error does not leak it.
+// Secret values are those given to NewRedactor or Learn, and those LearnHeader
+// (and so Attempt) learns from the secret headers it sees (the whole value, the
+// credentials after an Authorization scheme, each cookie value) and from the
+// signature headers (each signature), so that a target echoing a token or a
+// signature in a body or an error does not leak it.
 //
 // Every non-empty value given explicitly is replaced, however short: a one- or
 // two-character secret therefore redacts far more than itself, which errs on
@@ -43,22 +48,27 @@ var alwaysSecret = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Auth
 type Redactor struct {
 	headers map[string]bool // lower-case header names
 	canon   map[string]bool // the same names in canonical form
+	sigs    signatureIndex  // the signature headers and their forms
 
 	mu       sync.RWMutex
 	values   map[string]bool
+	learned  learnedSignatures // signatures learned from signature headers
 	public   map[string]bool   // values never learned from headers (tenant names)
 	replacer *strings.Replacer // nil when there are no values
-	gen      atomic.Int64      // counts the changes of values
+	gen      atomic.Int64      // counts the changes of values and learned
 }
 
 // MinLearned is the shortest header-derived value a Redactor learns.
 const MinLearned = 4
 
 // NewRedactor returns a Redactor for the given secret values (tokens,
-// passwords, tenant credentials) and extra secret header names (for example
-// a tenant header or "X-Api-Key"). Empty values and names are ignored.
-func NewRedactor(secretValues, secretHeaders []string) *Redactor {
-	r := &Redactor{headers: make(map[string]bool), canon: make(map[string]bool), values: make(map[string]bool)}
+// passwords, tenant credentials), extra secret header names (for example
+// a tenant header or "X-Api-Key") and the signature headers the target's
+// webhook signing schemes use, besides DefaultSignatureHeaders. Empty values
+// and names are ignored.
+func NewRedactor(secretValues, secretHeaders []string, signatures ...SignatureHeader) *Redactor {
+	r := &Redactor{headers: make(map[string]bool), canon: make(map[string]bool), values: make(map[string]bool),
+		sigs: newSignatureIndex(signatures)}
 	for _, name := range append(append([]string(nil), alwaysSecret...), secretHeaders...) {
 		if name = strings.TrimSpace(name); name != "" {
 			r.headers[strings.ToLower(name)] = true
@@ -158,6 +168,36 @@ func escapedForms(v string) []string {
 	return forms
 }
 
+// learnSignatures learns signature values (those shorter than MinLearned are not).
+func (r *Redactor) learnSignatures(sigs []string) {
+	var forms, short []string
+	for _, v := range sigs {
+		if v = strings.TrimSpace(v); len(v) >= MinLearned {
+			forms = append(forms, escapedForms(v)...)
+		}
+	}
+	r.mu.RLock()
+	forms = slices.DeleteFunc(forms, func(f string) bool { return r.learned.has(f) || r.values[f] })
+	r.mu.RUnlock()
+	if len(forms) == 0 {
+		return
+	}
+	r.mu.Lock()
+	added := false
+	for _, f := range forms {
+		if len(f) < sigHead {
+			short = append(short, f)
+		} else if r.learned.add(f) {
+			added = true
+		}
+	}
+	r.mu.Unlock()
+	if added {
+		r.gen.Add(1)
+	}
+	r.Learn(short...)
+}
+
 // hasNew reports whether values holds a non-empty value not yet known.
 func (r *Redactor) hasNew(values []string) bool {
 	r.mu.RLock()
@@ -170,9 +210,15 @@ func (r *Redactor) hasNew(values []string) bool {
 	return false
 }
 
-// learnHeader learns the secrets carried by the values of secret headers in h.
-func (r *Redactor) learnHeader(h http.Header) {
-	var learned []string
+// LearnHeader learns the secrets carried by the values of h's secret headers
+// and the signatures in its signature headers. A harness that signs a
+// delivery learns its signature so before sending it, so that what the
+// receiver prints or answers is redacted from the start.
+func (r *Redactor) LearnHeader(h http.Header) {
+	if r == nil {
+		return
+	}
+	var learned, sigs []string
 	keep := func(v string) {
 		if v = strings.TrimSpace(v); len(v) >= MinLearned && !r.isPublic(v) {
 			learned = append(learned, v)
@@ -180,6 +226,12 @@ func (r *Redactor) learnHeader(h http.Header) {
 	}
 	for name, vals := range h {
 		if !r.IsSecretHeader(name) {
+			if forms := r.sigs.forms(name); forms != nil {
+				for _, v := range vals {
+					_, s := RedactSignature(v, forms...)
+					sigs = append(sigs, s...)
+				}
+			}
 			continue
 		}
 		lower := strings.ToLower(name)
@@ -203,6 +255,7 @@ func (r *Redactor) learnHeader(h http.Header) {
 		}
 	}
 	r.Learn(learned...)
+	r.learnSignatures(sigs)
 }
 
 // IsSecretHeader reports whether the header name's values are always
@@ -253,6 +306,7 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	r.mu.RLock()
+	s = r.learned.replace(s)
 	rep := r.replacer
 	r.mu.RUnlock()
 	if rep == nil {
@@ -271,8 +325,9 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 // Header returns a copy of h in which secret headers have every value
-// replaced by Redacted and all other values have secret values replaced.
-// A nil h stays nil.
+// replaced by Redacted, signature headers have their signatures replaced (see
+// RedactSignature) and all other values have secret values replaced. A nil h
+// stays nil.
 func (r *Redactor) Header(h http.Header) http.Header {
 	if h == nil {
 		return nil
@@ -281,16 +336,32 @@ func (r *Redactor) Header(h http.Header) http.Header {
 	for name, vals := range h {
 		red := make([]string, len(vals))
 		secret := r.IsSecretHeader(name)
+		var forms []SignatureHeader
+		if !secret {
+			forms = r.SignatureForms(name)
+		}
 		for i, v := range vals {
-			if secret {
+			switch {
+			case secret:
 				red[i] = Redacted
-			} else {
+			case forms != nil:
+				red[i], _ = RedactSignature(v, forms...)
+			default:
 				red[i] = r.String(v)
 			}
 		}
 		out[name] = red
 	}
 	return out
+}
+
+// SignatureForms returns the forms of the signature header name, the
+// declared ones first; nil when name is no signature header.
+func (r *Redactor) SignatureForms(name string) []SignatureHeader {
+	if r == nil {
+		return defaultSignatures.forms(name)
+	}
+	return r.sigs.forms(name)
 }
 
 // URL returns raw with any userinfo password replaced and every secret value
@@ -304,14 +375,12 @@ func (r *Redactor) URL(raw string) string {
 	return r.String(raw)
 }
 
-// Attempt learns the secrets in a's secret headers, then returns a copy of a
-// with headers, bodies, URL, error, note and labels redacted. The copy
-// shares no slice or map with a.
+// Attempt learns the secrets in a's headers (see LearnHeader), then returns
+// a copy of a with headers, bodies, URL, error, note and labels redacted. The
+// copy shares no slice or map with a.
 func (r *Redactor) Attempt(a Attempt) Attempt {
-	if r != nil {
-		r.learnHeader(a.ReqHeader)
-		r.learnHeader(a.RespHeader)
-	}
+	r.LearnHeader(a.ReqHeader)
+	r.LearnHeader(a.RespHeader)
 	a.Op, a.Key = r.String(a.Op), r.String(a.Key)
 	a.Tenant, a.Instance = r.String(a.Tenant), r.String(a.Instance)
 	a.URL = r.URL(a.URL)

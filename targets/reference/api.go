@@ -52,10 +52,14 @@ type Config struct {
 	KeyFormat KeyFormat
 	// Auth says how the tenant is known: "" or AuthBearer, AuthNone (the TenantHeader).
 	Auth AuthMode
-	// Hooks turns on the black-box test hooks: POST FailPath and the DelayHeader.
+	// Hooks turns on the black-box test hooks: POST FailPath, the DelayHeader and
+	// HoldPublishPath.
 	Hooks bool
 	// MismatchStatus answers a reused key with another payload: a 4xx; 0 = 422.
 	MismatchStatus int
+	// Events makes every new order publish an order.created event through the store's outbox
+	// (RelayLoop publishes it); nil = no events.
+	Events *EventsConfig
 }
 
 // API is the reference API's HTTP handler.
@@ -65,6 +69,7 @@ type API struct {
 	mux     *http.ServeMux
 	hc      *http.Client
 	hooks   hooks
+	relay   *relay // nil without events
 }
 
 // operation is one of the two idempotent operations.
@@ -99,7 +104,20 @@ func NewAPI(cfg Config) (*API, error) {
 	if err := cfg.checkShape(); err != nil {
 		return nil, err
 	}
+	if cfg.Mutant.needsEvents() && cfg.Events == nil {
+		return nil, fmt.Errorf("reference: mutant %s changes how events are published: give the API events to publish (serve --events)", cfg.Mutant)
+	}
 	a := &API{cfg: cfg, tenants: map[string]bool{}, mux: http.NewServeMux()}
+	if cfg.Events != nil {
+		if cfg.Events.Publisher == nil {
+			return nil, errors.New("reference: events without a publisher")
+		}
+		a.relay = newRelay(cfg.Store, *cfg.Events, cfg.Now, cfg.Logger)
+		a.relay.mutant = cfg.Mutant
+		if cfg.Hooks {
+			a.relay.hold = &a.hooks.publish
+		}
+	}
 	for _, t := range cfg.Tenants {
 		a.tenants[t] = true
 	}
@@ -110,6 +128,9 @@ func NewAPI(cfg Config) (*API, error) {
 	}
 	if cfg.Hooks {
 		a.mux.HandleFunc("POST "+FailPath, a.failNext)
+		for _, m := range []string{"POST ", "GET ", "DELETE "} {
+			a.mux.HandleFunc(m+HoldPublishPath, a.holdPublish)
+		}
 	}
 	a.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -277,6 +298,14 @@ func writeStored(w http.ResponseWriter, resp Response, replayed bool) {
 	}
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)
+}
+
+// RelayLoop publishes the outbox's events until ctx ends (relay.go); it returns at once for an
+// API without events.
+func (a *API) RelayLoop(ctx context.Context) {
+	if a.relay != nil {
+		a.relay.run(ctx)
+	}
 }
 
 // PruneLoop deletes expired keys until ctx ends (storekit.PruneLoop: every quarter of the

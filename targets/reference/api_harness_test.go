@@ -80,6 +80,7 @@ type apiOpts struct {
 	hooks          bool
 	mismatchStatus int
 	store          Store // nil: a fresh store of the harness's kind
+	events         bool  // publish events to a capturePublisher; the test relays them (relayEvents)
 }
 
 // apiHarness is one API under test with its clock, client and optional downstream.
@@ -91,6 +92,8 @@ type apiHarness struct {
 	client *http.Client
 	down   *fakeDownstream
 	auth   AuthMode
+	api    *API
+	events *capturePublisher // with apiOpts.events
 }
 
 func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
@@ -118,10 +121,15 @@ func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
 		h.down = newFakeDownstream(t)
 		cfg.Downstream = h.down.srv.URL + "/charges"
 	}
+	if o.events {
+		h.events = &capturePublisher{}
+		cfg.Events = &EventsConfig{Publisher: h.events}
+	}
 	api, err := NewAPI(cfg)
 	if err != nil {
 		t.Fatalf("NewAPI: %v", err)
 	}
+	h.api = api
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	if h.down != nil {

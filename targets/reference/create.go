@@ -25,6 +25,7 @@ type attempt struct {
 	order       orderRequest
 	path        string
 	delay       time.Duration // the DelayHeader's extra time in the in-flight window
+	recordID    string        // the id of the record to write, when drawn before the work (publish-before-commit)
 }
 
 // Problem details shared by several answers.
@@ -156,6 +157,8 @@ func (a *API) replay(w http.ResponseWriter, ctx context.Context, at attempt, res
 		if err := a.cfg.Store.AddRecord(ctx, rec); err != nil {
 			a.cfg.Logger.Printf("replay-reexecutes: %v", err)
 		}
+	case a.cfg.Mutant == MutantReplayRepublishes && resp.Status < 300:
+		a.republish(ctx, at, resp)
 	case a.cfg.Mutant == MutantStuckAfterError && resp.Status == stuckMarker.Status:
 		writeInFlight(w) // the stored marker: to a retry, the key is still in progress
 		return
@@ -179,6 +182,10 @@ var stuckMarker = Response{Status: http.StatusConflict, Body: problemBody(http.S
 // execute runs a claimed attempt: the downstream call, then the record and the key's
 // completion in one commit.
 func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, token int64) {
+	if a.cfg.Mutant == MutantPublishBeforeCommit && at.op.kind == "orders" {
+		at.recordID = at.op.prefix + randomHex(12)
+		a.publishNow(ctx, at)
+	}
 	resp, rec := a.perform(ctx, at)
 	if rec == nil && resp.Status >= 500 && a.cfg.Mutant == MutantNoErrorCache {
 		if err := a.cfg.Store.Release(ctx, at.scope, token); err != nil {
@@ -195,9 +202,13 @@ func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, to
 		stored = stuckMarker
 	}
 	ok, err := a.cfg.Store.Complete(ctx, Completion{
-		Scope: at.scope, Token: token, Now: a.cfg.Now(), Record: rec, Response: stored,
+		Scope: at.scope, Token: token, Now: a.cfg.Now(), Record: rec, Response: stored, Event: a.eventOf(rec, resp),
 		Split: a.cfg.Mutant == MutantSplitWrite,
 	})
+	a.wakeRelay(ok && err == nil)
+	if ok && err == nil {
+		a.publishAfterCommit(ctx, rec, resp)
+	}
 	switch {
 	case err != nil:
 		a.cfg.Logger.Printf("complete: %v", err)
@@ -229,10 +240,11 @@ func (a *API) checkThenInsert(w http.ResponseWriter, ctx context.Context, at att
 	}
 	resp, rec := a.perform(ctx, at)
 	if _, err := a.cfg.Store.Complete(ctx, Completion{Scope: at.scope, Fingerprint: at.fingerprint,
-		Now: a.cfg.Now(), Record: rec, Response: resp, Force: true}); err != nil {
+		Now: a.cfg.Now(), Record: rec, Response: resp, Event: a.eventOf(rec, resp), Force: true}); err != nil {
 		writeProblem(w, http.StatusServiceUnavailable, "store error")
 		return
 	}
+	a.wakeRelay(true)
 	writeStored(w, resp, false)
 }
 
@@ -279,9 +291,13 @@ func (a *API) perform(ctx context.Context, at attempt) (Response, *Record) {
 	return Response{Status: http.StatusCreated, Body: body}, &rec
 }
 
-// newRecord builds a business record with a fresh id.
+// newRecord builds a business record with a fresh id (or the one drawn before the work).
 func (a *API) newRecord(at attempt) Record {
-	return Record{ID: at.op.prefix + randomHex(12), Tenant: at.tenant, Kind: at.op.kind,
+	id := at.recordID
+	if id == "" {
+		id = at.op.prefix + randomHex(12)
+	}
+	return Record{ID: id, Tenant: at.tenant, Kind: at.op.kind,
 		Ref: at.order.Ref, Amount: at.order.Amount, Currency: at.order.Currency, Created: a.cfg.Now()}
 }
 

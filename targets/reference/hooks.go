@@ -34,6 +34,8 @@ const injectedFailureDetail = "the handler failed (injected by POST " + FailPath
 type hooks struct {
 	// failStatus is the status of the pending injected failure; 0 = none pending.
 	failStatus atomic.Int32
+	// publish is the hold before publish (HoldPublishPath).
+	publish publishHold
 }
 
 // failNext answers POST FailPath: 204, and the next claimed attempt fails with the status

@@ -14,9 +14,16 @@ import (
 // the API) each have their own: deduplication across instances is lost by construction, and
 // nothing survives a restart.
 type MemoryStore struct {
-	mu    sync.Mutex
-	keys  map[string]KeyRow
-	byRef map[[3]string][]Record // (tenant, kind, ref) -> its records, in insertion order
+	mu     sync.Mutex
+	keys   map[string]KeyRow
+	byRef  map[[3]string][]Record // (tenant, kind, ref) -> its records, in insertion order
+	outbox []outboxRow            // in insertion order
+}
+
+// outboxRow is an event of the memory store's outbox.
+type outboxRow struct {
+	OutboxEvent
+	sent time.Time // zero: pending
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -97,8 +104,9 @@ func (m *MemoryStore) Complete(_ context.Context, c Completion) (bool, error) {
 		return true, nil
 	}
 	if c.Split && c.Record != nil {
-		// First "transaction": the record, whatever happens to the key afterwards.
+		// First "transaction": the record and its event, whatever happens to the key afterwards.
 		m.addRecord(*c.Record)
+		m.addEvent(c.Event)
 	}
 	row, ok := m.keys[c.Scope]
 	if !ok || row.Token != c.Token || row.State != StateInProgress {
@@ -109,6 +117,7 @@ func (m *MemoryStore) Complete(_ context.Context, c Completion) (bool, error) {
 	m.keys[c.Scope] = row
 	if !c.Split && c.Record != nil {
 		m.addRecord(*c.Record)
+		m.addEvent(c.Event)
 	}
 	return true, nil
 }
@@ -117,6 +126,7 @@ func (m *MemoryStore) Complete(_ context.Context, c Completion) (bool, error) {
 func (m *MemoryStore) forceComplete(c Completion) {
 	if c.Record != nil {
 		m.addRecord(*c.Record)
+		m.addEvent(c.Event)
 	}
 	now := storeTime(c.Now)
 	row, ok := m.keys[c.Scope]
@@ -180,7 +190,56 @@ func (m *MemoryStore) Prune(_ context.Context, createdBefore time.Time) (int, er
 			n++
 		}
 	}
+	m.outbox = slices.DeleteFunc(m.outbox, func(r outboxRow) bool { return !r.sent.IsZero() && r.Created.Before(cutoff) })
 	return n, nil
+}
+
+// addEvent appends an event to the outbox (nothing for nil); m.mu is held.
+func (m *MemoryStore) addEvent(e *OutboxEvent) {
+	if e == nil {
+		return
+	}
+	r := outboxRow{OutboxEvent: *e}
+	r.Created, r.Data = storeTime(e.Created), bytes.Clone(e.Data)
+	m.outbox = append(m.outbox, r)
+}
+
+// AddEvent implements Outbox.
+func (m *MemoryStore) AddEvent(_ context.Context, e OutboxEvent) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.addEvent(&e)
+	return nil
+}
+
+// PendingEvents implements Outbox.
+func (m *MemoryStore) PendingEvents(_ context.Context, n int) ([]OutboxEvent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []OutboxEvent
+	for _, r := range m.outbox {
+		if len(out) == n {
+			break
+		}
+		if r.sent.IsZero() {
+			e := r.OutboxEvent
+			e.Data = bytes.Clone(e.Data)
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// MarkEventSent implements Outbox.
+func (m *MemoryStore) MarkEventSent(_ context.Context, id string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.outbox {
+		if m.outbox[i].ID == id && m.outbox[i].sent.IsZero() {
+			m.outbox[i].sent = storeTime(at)
+		}
+	}
+	return nil
 }
 
 // Close implements Store; the memory store holds no resources.

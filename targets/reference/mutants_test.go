@@ -51,7 +51,34 @@ func mutantCases() map[Mutant]mutantCase {
 		MutantForgetsEarly:            {apiOpts{}, showForgetsEarly},
 		MutantStuckAfterError:         {hooked, showStuckAfterError},
 		MutantErrorReplayDiffers:      {hooked, showErrorReplayDiffers},
+
+		MutantPublishBeforeCommit: {apiOpts{events: true, hooks: true}, showPublishBeforeCommit},
+		MutantReplayRepublishes:   {apiOpts{events: true}, showReplayRepublishes},
+		MutantDualWrite:           {apiOpts{events: true}, showDualWrite},
+		MutantRelayNewID:          {apiOpts{events: true}, showRelayNewID},
+		MutantRelayMarksOnError:   {apiOpts{events: true}, showRelayMarksOnError},
 	}
+}
+
+func showPublishBeforeCommit(t *testing.T, h *apiHarness) (bool, string) {
+	h.wantFailNext("")
+	r := h.post(ordersPath, "alice", "pbc", orderJSON("ref-pbc", 1250, "EUR"))
+	if _, err := h.relayEvents(); err != nil {
+		t.Fatalf("relay: %v", err)
+	}
+	ids := h.events.idsFor("ref-pbc")
+	return len(ids) > 0, fmt.Sprintf("a failed order (%s) published %d events", r, len(ids))
+}
+
+func showReplayRepublishes(t *testing.T, h *apiHarness) (bool, string) {
+	body := orderJSON("ref-repub", 1250, "EUR")
+	wantNew(t, h.post(ordersPath, "alice", "repub", body))
+	h.post(ordersPath, "alice", "repub", body)
+	if _, err := h.relayEvents(); err != nil {
+		t.Fatalf("relay: %v", err)
+	}
+	ids := h.events.idsFor("ref-repub")
+	return len(slices.Compact(slices.Sorted(slices.Values(ids)))) > 1, fmt.Sprintf("an order and its replay published ids %v", ids)
 }
 
 // TestMutantsShowTheirBugs runs every mutant's scenario on every store in its Stores list
@@ -328,6 +355,11 @@ var issueMutants = []struct {
 	{"forgets-early", AllStores, nil},
 	{"stuck-after-error", AllStores, nil},
 	{"error-replay-differs", AllStores, nil},
+	{"publish-before-commit", []string{"sqlite", "postgres"}, nil},
+	{"replay-republishes", []string{"sqlite", "postgres"}, nil},
+	{"dual-write", []string{"sqlite", "postgres"}, nil},
+	{"relay-new-id", []string{"sqlite", "postgres"}, nil},
+	{"relay-marks-on-error", []string{"sqlite", "postgres"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {

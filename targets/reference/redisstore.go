@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -26,7 +27,10 @@ const DefaultRedisPrefix = "retrysafe:"
 //     PEXPIRE of twice the retention (at least a minute; none when retention <= 0);
 //   - P+"rec:"+id: hash {id, tenant, kind, ref, amount, currency, created};
 //   - P+"idx:"+len(tenant)+":"+tenant+len(kind)+":"+kind+ref: list of record ids in
-//     insertion order.
+//     insertion order;
+//   - P+"evt:"+id: hash {id, type, tenant, record_id, ref, data, created, sent}, an event of the
+//     outbox, written by the script that writes its record; P+"outbox:pending" and
+//     P+"outbox:sent": sorted sets of event ids by creation time (redisoutbox.go).
 //
 // Times are kept at microsecond precision like every store (storeTime), as fixed-width
 // decimal strings (storekit.EncodeTime) that the scripts compare exactly against cut-offs
@@ -40,12 +44,12 @@ type RedisStore struct {
 var _ Store = (*RedisStore)(nil)
 
 // OpenRedis connects to the Redis at url (DefaultRedisURL when empty) and checks it
-// answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
-// are disabled unless the URL sets max_retries (see storekit.OpenRedis).
+// answers. prefix namespaces every key (when empty: the URL's key_prefix parameter, else
+// DefaultRedisPrefix). Command retries are disabled unless the URL sets max_retries (see
+// storekit.OpenRedis).
 func OpenRedis(ctx context.Context, url string, prefix string) (*RedisStore, error) {
-	if prefix == "" {
-		prefix = DefaultRedisPrefix
-	}
+	url, fromURL := storekit.SplitRedisPrefix(url)
+	prefix = cmp.Or(prefix, fromURL, DefaultRedisPrefix)
 	rdb, err := storekit.OpenRedis(ctx, url)
 	if err != nil {
 		return nil, err
@@ -90,16 +94,18 @@ return {1, token}
 `)
 
 // completeScript finishes a key. KEYS: key hash, then record hash and index list when
-// there is a record. ARGV: mode, token, status, body, fingerprint, now, new-key token,
-// record fields. Mode "full" checks the claim, writes the record and marks the key done;
+// there is a record, then event hash and pending set when it has an event. ARGV: mode, token,
+// status, body, fingerprint, now, new-key token, record fields, event fields. Mode "full"
+// checks the claim, writes the record (and its event) and marks the key done;
 // "force" writes the record and upserts the key as done without any check (the token
 // incremented, or the new-key token). Returns 1, or 0 if fenced.
-var completeScript = redis.NewScript(putRecordLua + `
+var completeScript = redis.NewScript(putRecordLua + putEventLua + `
 local k = KEYS[1]
 local mode = ARGV[1]
 local row = redis.call('HMGET', k, 'state', 'token')
 if mode ~= 'force' and (row[1] ~= 'in_progress' or row[2] ~= ARGV[2]) then return 0 end
-if #KEYS == 3 then put_record(KEYS[2], KEYS[3], 8) end
+if #KEYS >= 3 then put_record(KEYS[2], KEYS[3], 8) end
+if #KEYS == 5 then put_event(KEYS[4], KEYS[5], 15) end
 if mode == 'force' then
   local token = ARGV[7]
   if row[2] then token = string.format('%d', tonumber(row[2]) + 1) end
@@ -109,9 +115,11 @@ redis.call('HSET', k, 'state', 'done', 'status', ARGV[3], 'body', ARGV[4])
 return 1
 `)
 
-// addRecordScript writes a record: KEYS record hash, index list; ARGV record fields.
-var addRecordScript = redis.NewScript(putRecordLua + `
+// addRecordScript writes a record: KEYS record hash, index list (and the event's hash and the
+// pending set); ARGV record fields (then event fields).
+var addRecordScript = redis.NewScript(putRecordLua + putEventLua + `
 put_record(KEYS[1], KEYS[2], 1)
+if #KEYS == 4 then put_event(KEYS[3], KEYS[4], 8) end
 return 1
 `)
 
@@ -190,9 +198,10 @@ func (s *RedisStore) Lookup(ctx context.Context, scope string) (*KeyRow, error) 
 // key by a second one (as the other stores do); Force writes both without any check.
 func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 	if c.Split && !c.Force && c.Record != nil {
-		if err := s.AddRecord(ctx, *c.Record); err != nil {
+		if err := s.addRecord(ctx, *c.Record, c.Event); err != nil {
 			return false, err
 		}
+		c.Event = nil
 		return s.complete(ctx, "full", c, nil)
 	}
 	mode := "full"
@@ -209,6 +218,10 @@ func (s *RedisStore) complete(ctx context.Context, mode string, c Completion, r 
 	if r != nil {
 		keys = append(keys, s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref))
 		args = append(args, recordArgs(r)...)
+		if c.Event != nil {
+			keys = append(keys, s.evtKey(c.Event.ID), s.pendingKey())
+			args = append(args, eventArgs(c.Event)...)
+		}
 	}
 	n, err := completeScript.Run(ctx, s.rdb, keys, args...).Int()
 	if err != nil {
@@ -226,10 +239,15 @@ func (s *RedisStore) Release(ctx context.Context, scope string, token int64) err
 }
 
 // AddRecord writes a business record outside any key.
-func (s *RedisStore) AddRecord(ctx context.Context, r Record) error {
-	err := addRecordScript.Run(ctx, s.rdb, []string{s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref)},
-		recordArgs(&r)...).Err()
-	if err != nil {
+func (s *RedisStore) AddRecord(ctx context.Context, r Record) error { return s.addRecord(ctx, r, nil) }
+
+// addRecord writes a record, and its event when e is not nil, in one script.
+func (s *RedisStore) addRecord(ctx context.Context, r Record, e *OutboxEvent) error {
+	keys, args := []string{s.recKey(r.ID), s.idxKey(r.Tenant, r.Kind, r.Ref)}, recordArgs(&r)
+	if e != nil {
+		keys, args = append(keys, s.evtKey(e.ID), s.pendingKey()), append(args, eventArgs(e)...)
+	}
+	if err := addRecordScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return fmt.Errorf("redis store: add record: %w", err)
 	}
 	return nil
@@ -266,6 +284,9 @@ func (s *RedisStore) Prune(ctx context.Context, createdBefore time.Time) (int, e
 	n, err := storekit.PruneCreatedBefore(ctx, s.rdb, s.prefix+"key:", storeTime(createdBefore))
 	if err != nil {
 		return n, fmt.Errorf("redis store: prune: %w", err)
+	}
+	if err := s.pruneSent(ctx, createdBefore); err != nil {
+		return n, fmt.Errorf("redis store: prune the outbox: %w", err)
 	}
 	return n, nil
 }

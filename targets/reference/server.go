@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults/ports"
 	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
@@ -61,6 +61,9 @@ type ServeOptions struct {
 	Config Config    // Store is filled in by Serve
 	Out    io.Writer // receives the "listening on" line
 	Log    *log.Logger
+	// ReusePort listens with SO_REUSEPORT, on a port a harness keeps reserved across this
+	// process's restarts (faults/ports).
+	ReusePort bool
 }
 
 // Serve opens the store, listens, prints `listening on http://HOST:PORT` and serves until
@@ -78,7 +81,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := ports.Listen(opts.Addr, opts.ReusePort)
 	if err != nil {
 		return err
 	}
@@ -86,6 +89,12 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	defer stopPrune()
 	go api.PruneLoop(pruneCtx)
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		api.RelayLoop(pruneCtx)
+	}()
+	defer func() { stopPrune(); <-relayDone }() // the relay ends before the store closes
 	fmt.Fprintf(opts.Out, "listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

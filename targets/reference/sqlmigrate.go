@@ -83,4 +83,37 @@ var migrations = []storekit.Migration{
 			`CREATE INDEX IF NOT EXISTS rs_keys_by_created ON rs_keys (created_at)`,
 		},
 	},
+	{
+		// v3: the outbox: each order's event, written in its record's transaction, pending
+		// until the relay marks it sent.
+		Version: 3,
+		Name:    "outbox",
+		SQLite: []string{
+			`CREATE TABLE IF NOT EXISTS rs_outbox (
+				id         TEXT PRIMARY KEY,
+				type       TEXT NOT NULL,
+				tenant     TEXT NOT NULL,
+				record_id  TEXT NOT NULL,
+				ref        TEXT NOT NULL,
+				data       BLOB NOT NULL,
+				created_at INTEGER NOT NULL,
+				sent_at    INTEGER
+			)`,
+			`CREATE INDEX IF NOT EXISTS rs_outbox_pending ON rs_outbox (created_at) WHERE sent_at IS NULL`,
+		},
+		Postgres: []string{
+			`CREATE TABLE IF NOT EXISTS rs_outbox (
+				id         TEXT PRIMARY KEY,
+				type       TEXT NOT NULL,
+				tenant     TEXT NOT NULL,
+				record_id  TEXT NOT NULL,
+				ref        TEXT NOT NULL,
+				data       BYTEA NOT NULL,
+				created_at BIGINT NOT NULL,
+				sent_at    BIGINT,
+				seq        BIGSERIAL
+			)`,
+			`CREATE INDEX IF NOT EXISTS rs_outbox_pending ON rs_outbox (created_at, seq) WHERE sent_at IS NULL`,
+		},
+	},
 }

@@ -151,14 +151,14 @@ func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, erro
 		if ok, err := s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
 			return ok, err
 		}
-		return true, s.insertRecord(ctx, tx, *c.Record)
+		return true, s.insertRecordAndEvent(ctx, tx, c)
 	})
 }
 
 // splitComplete is the split-write mutant: the record commits on its own, then the key.
 func (s *SQLStore) splitComplete(ctx context.Context, c Completion) (bool, error) {
 	if c.Record != nil {
-		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecord(ctx, tx, *c.Record) })
+		err := s.db.InTx(ctx, func(tx *sql.Tx) (bool, error) { return true, s.insertRecordAndEvent(ctx, tx, c) })
 		if err != nil {
 			return false, err
 		}
@@ -182,7 +182,7 @@ func (s *SQLStore) finishKey(ctx context.Context, tx *sql.Tx, c Completion) (boo
 // forceComplete is the race mutant: insert the record and upsert the key as done.
 func (s *SQLStore) forceComplete(ctx context.Context, tx *sql.Tx, c Completion) error {
 	if c.Record != nil {
-		if err := s.insertRecord(ctx, tx, *c.Record); err != nil {
+		if err := s.insertRecordAndEvent(ctx, tx, c); err != nil {
 			return err
 		}
 	}
@@ -254,6 +254,9 @@ func (s *SQLStore) Prune(ctx context.Context, createdBefore time.Time) (int, err
 	n, err := s.db.ExecTx(ctx, `DELETE FROM rs_keys WHERE created_at < ?`, createdBefore.UnixMicro())
 	if err != nil {
 		return 0, fmt.Errorf("prune: %w", err)
+	}
+	if _, err := s.db.ExecTx(ctx, `DELETE FROM rs_outbox WHERE sent_at IS NOT NULL AND created_at < ?`, createdBefore.UnixMicro()); err != nil {
+		return int(n), fmt.Errorf("prune the outbox: %w", err)
 	}
 	return int(n), nil
 }

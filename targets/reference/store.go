@@ -97,7 +97,10 @@ type Completion struct {
 	Fingerprint string // used with Force
 	Now         time.Time
 	Record      *Record // nil: no business record (an error result, or the lost-write mutant)
-	Response    Response
+	// Event is the record's event, written in the record's transaction (nil: none; ignored
+	// without a Record).
+	Event    *OutboxEvent
+	Response Response
 	// Split (split-write mutant): the record commits in one transaction and the key's
 	// completion in a second one.
 	Split bool
@@ -123,8 +126,11 @@ type Store interface {
 	AddRecord(ctx context.Context, r Record) error
 	// Records lists the records of a tenant, kind and ref, oldest first.
 	Records(ctx context.Context, tenant, kind, ref string) ([]Record, error)
-	// Prune deletes keys created before the given time and returns how many.
+	// Prune deletes keys created before the given time, and the events sent that were created
+	// before it, and returns how many keys.
 	Prune(ctx context.Context, createdBefore time.Time) (int, error)
+	// Outbox keeps the API's events (written with their records through Completion.Event).
+	Outbox
 	Close() error
 }
 

@@ -48,6 +48,10 @@ func storeContracts() []storeContract {
 		{"Prune", scPrune},
 		{"ConcurrentClaim", scConcurrentClaim},
 		{"ConcurrentTakeover", scConcurrentTakeover},
+		{"OutboxWithTheRecord", scOutboxWithRecord},
+		{"OutboxMarkSent", scOutboxMarkSent},
+		{"OutboxSplitForceAdd", scOutboxSplitForceAdd},
+		{"OutboxPrune", scOutboxPrune},
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// githubSignaturePrefix starts X-Hub-Signature-256.
-const githubSignaturePrefix = "sha256="
+// GitHubSignaturePrefix starts X-Hub-Signature-256.
+const GitHubSignaturePrefix = "sha256="
 
 // githubCodec is GitHub's scheme: X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of body>.
 // Nothing signed carries a time, so a captured delivery verifies forever; Sign also sets
@@ -20,7 +20,7 @@ var _ codec = githubCodec{}
 
 func (c githubCodec) sign(id string, _ time.Time, body []byte) (http.Header, error) {
 	h := http.Header{}
-	h.Set(HeaderGitHubSignature, githubSignaturePrefix+hex.EncodeToString(macSHA256(c.key, body)))
+	h.Set(HeaderGitHubSignature, GitHubSignaturePrefix+hex.EncodeToString(macSHA256(c.key, body)))
 	if id != "" {
 		h.Set(HeaderGitHubDelivery, id)
 	}
@@ -32,9 +32,9 @@ func (c githubCodec) verify(h http.Header, body []byte) (time.Time, error) {
 	if value == "" {
 		return time.Time{}, missing(SchemeGitHub, HeaderGitHubSignature)
 	}
-	digest, ok := strings.CutPrefix(value, githubSignaturePrefix)
+	digest, ok := strings.CutPrefix(value, GitHubSignaturePrefix)
 	if !ok {
-		return time.Time{}, bad(SchemeGitHub, "%s does not start with %s", HeaderGitHubSignature, githubSignaturePrefix)
+		return time.Time{}, bad(SchemeGitHub, "%s does not start with %s", HeaderGitHubSignature, GitHubSignaturePrefix)
 	}
 	got, err := hex.DecodeString(digest)
 	if err != nil || !hmac.Equal(got, macSHA256(c.key, body)) {

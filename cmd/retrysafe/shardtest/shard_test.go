@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,14 +60,29 @@ func serve(t *testing.T, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	var lines []string // what it printed, shown when the test fails
+	read := make(chan struct{})
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
+		<-read
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("retrysafe serve %v printed:\n%s", args, strings.Join(lines, "\n"))
+			mu.Unlock()
+		}
 	})
 	url := make(chan string, 1)
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			mu.Lock()
+			if lines = append(lines, sc.Text()); len(lines) > 40 {
+				lines = lines[1:]
+			}
+			mu.Unlock()
 			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
 				url <- u
 			}

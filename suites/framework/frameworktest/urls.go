@@ -1,23 +1,22 @@
 package frameworktest
 
 import (
-	"net"
 	"strings"
 	"testing"
+
+	"github.com/retrysafe/retrysafe/faults/ports"
 )
 
-// FreeURLs returns n http:// URLs, comma-separated, on ports of 127.0.0.1 that were free a moment
-// ago (for instances a test's target file names before their processes start).
-func FreeURLs(t testing.TB, n int) string {
+// ReservedURLs returns n http:// URLs, comma-separated, on ports of 127.0.0.1 reserved for the
+// test until it ends (faults/ports): nothing else on the machine can take them, and a process the
+// test's target starts with `serve --reuse-port` (RETRYSAFE_REUSE_PORT=true in the managed
+// examples) listens on them, as often as it is restarted.
+func ReservedURLs(t testing.TB, n int) string {
 	t.Helper()
-	var urls []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		urls = append(urls, "http://"+ln.Addr().String())
+	r, err := ports.Reserve(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(urls, ",")
+	t.Cleanup(func() { r.Close() })
+	return strings.Join(r.URLs(), ",")
 }

@@ -20,6 +20,9 @@ type step struct {
 	header map[string]string // headers of the answer
 	drop   bool              // read the request, then close the connection without answering
 	hold   bool              // hold the attempt until the client gives up and closes the connection
+	// bare, with a status, is the answer's whole body, written as text/plain: not the API's
+	// error shape ({"error": ...}, which every other error answer has).
+	bare string
 }
 
 var (
@@ -137,9 +140,20 @@ func (a *api) do(w http.ResponseWriter, r *http.Request, st step) {
 		if status == 0 {
 			status = http.StatusCreated
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		fmt.Fprintf(w, `{"id":"ord_%d","status":%q}`, time.Now().UnixNano(), http.StatusText(status))
+		switch {
+		case st.bare != "":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(status)
+			fmt.Fprint(w, st.bare)
+		case status >= 300:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error":{"message":%q}}`, http.StatusText(status))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"id":"ord_%d","status":%q}`, time.Now().UnixNano(), http.StatusText(status))
+		}
 	}
 }
 

@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -72,6 +73,9 @@ type Config struct {
 	Mutant Mutant
 	// Policy is the retry policy; zero fields take their defaults.
 	Policy Policy
+	// Header is sent with every attempt (credentials, say): a real API wants to know its
+	// caller. Idempotency-Key and Content-Type are the client's own.
+	Header http.Header
 	// Out receives one line per finished operation (see Result.Line); nil discards them.
 	Out io.Writer
 	// Log receives one line per attempt and per wait, for people; nil discards them.

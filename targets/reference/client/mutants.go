@@ -24,6 +24,12 @@ const (
 	MutantBodyDrift          Mutant = "body-drift"
 	MutantKeyFromRef         Mutant = "key-from-ref"
 	MutantRetriesImmediately Mutant = "retries-immediately"
+	MutantRestartWithoutKey  Mutant = "restart-without-key"
+	MutantRetryAfter429      Mutant = "retry-after-429-ignored"
+	MutantTransportResend    Mutant = "transport-resend"
+	MutantSkipsDeclaredRetry Mutant = "skips-declared-retry"
+	MutantSuccessOnBareError Mutant = "success-on-bare-error"
+	MutantRetriesUndeclared  Mutant = "retries-undeclared-status"
 )
 
 // MutantInfo describes one mutant: its bug and the property that must catch it.
@@ -46,6 +52,12 @@ var Mutants = []MutantInfo{
 	{MutantBodyDrift, "regenerates created_at on every attempt, so a retry's body differs from the first attempt's", "same-key-on-retry"},
 	{MutantKeyFromRef, "derives the key from the business ref alone (a hash shaped as a UUID v4), so two operations with one ref share a key", "new-key-per-operation"},
 	{MutantRetriesImmediately, "retries at once (no delay, Retry-After ignored too), still bounded by max-attempts", "backoff"},
+	{MutantRestartWithoutKey, "keeps the key in its state file but, after a restart, resends the pending operation with no Idempotency-Key", "restart-reuses-key"},
+	{MutantRetryAfter429, "honours Retry-After on 503 (and 409) but not on 429, which it retries after its own backoff", "retry-after"},
+	{MutantTransportResend, "keeps each attempt's body rewindable (GetBody set), so that net/http re-sends it at once on a reused connection the server closed before answering: an attempt it neither counts nor waits for", "bounded"},
+	{MutantSkipsDeclaredRetry, "never retries a 409, which it declares it retries: the operation fails at once", "retries-transient"},
+	{MutantSuccessOnBareError, "takes a non-2xx whose body is not its error shape (a JSON object with an error member) for a success", "bounded"},
+	{MutantRetriesUndeclared, "retries every 4xx besides 400, 401, 403, 404 and 422 (a 408, a 425) as transient, though it declares neither", "retries-transient"},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct client).

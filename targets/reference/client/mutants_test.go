@@ -32,14 +32,23 @@ func scenarios() []scenario {
 		{MutantBodyDrift, showBodyDrift},
 		{MutantKeyFromRef, showKeyFromRef},
 		{MutantRetriesImmediately, showRetriesImmediately},
+		{MutantRestartWithoutKey, showRestartWithoutKey},
+		{MutantRetryAfter429, showRetryAfter429Ignored},
+		{MutantTransportResend, showTransportResend},
+		{MutantSkipsDeclaredRetry, showSkipsDeclaredRetry},
+		{MutantSuccessOnBareError, showSuccessOnBareError},
+		{MutantRetriesUndeclared, showRetriesUndeclared},
 	}
 }
 
 // alsoShows lists, per mutant, the other scenarios its one change shows too: retrying at
-// once ignores Retry-After as well, and a fresh key per retry is also a fresh key for the
-// first retry after a restart.
+// once ignores Retry-After as well (on a 503 and on a 429), ignoring every Retry-After ignores a
+// 429's, a fresh key per retry is also a fresh
+// key for the first retry after a restart, and never retrying never retries a 409 either.
 var alsoShows = map[Mutant][]Mutant{
-	MutantRetriesImmediately: {MutantIgnoresRetryAfter},
+	MutantRetriesImmediately: {MutantIgnoresRetryAfter, MutantRetryAfter429},
+	MutantNeverRetries:       {MutantSkipsDeclaredRetry},
+	MutantIgnoresRetryAfter:  {MutantRetryAfter429},
 	MutantNewKeyPerRetry:     {MutantKeyInMemory},
 }
 
@@ -154,6 +163,13 @@ func showNoJitter(t *testing.T, m Mutant) (bool, string) {
 }
 
 func showIgnoresRetryAfter(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503, "Retry-After", "1")))
+	runClient(t.Context(), t, a, Config{Mutant: m})
+	g := gaps(a.attempts(""))
+	return len(g) > 0 && g[0] < time.Second, fmt.Sprintf("503 with Retry-After: 1, then the retry after %v", g)
+}
+
+func showRetryAfter429Ignored(t *testing.T, m Mutant) (bool, string) {
 	a := newAPI(t, steps(answerWith(429, "Retry-After", "1")))
 	runClient(t.Context(), t, a, Config{Mutant: m})
 	g := gaps(a.attempts(""))
@@ -200,7 +216,25 @@ func showKeyInMemory(t *testing.T, m Mutant) (bool, string) {
 	runClient(ctx, t, a, Config{Mutant: m, StateDir: dir})
 	runClient(t.Context(), t, a, Config{Mutant: m, StateDir: dir})
 	ks := keys(a.attempts(""))
-	return len(ks) > 1 && ks[1] != ks[0], fmt.Sprintf("the held attempt's key, then the keys after the restart: %q", ks)
+	return len(ks) > 1 && ks[1] != "" && ks[1] != ks[0], fmt.Sprintf("the held attempt's key, then the keys after the restart: %q", ks)
+}
+
+// showRestartWithoutKey shows a client whose first attempt carried its key, and whose attempt
+// after a restart carries none.
+func showRestartWithoutKey(t *testing.T, m Mutant) (bool, string) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	a := newAPI(t, func(_ string, n int) step {
+		if n == 1 {
+			cancel() // stopped mid-attempt, as by a kill
+			return holdStep
+		}
+		return okStep
+	})
+	runClient(ctx, t, a, Config{Mutant: m, StateDir: dir})
+	runClient(t.Context(), t, a, Config{Mutant: m, StateDir: dir})
+	as := a.attempts("")
+	return len(as) > 1 && as[0].hasKey && !as[1].hasKey, fmt.Sprintf("the held attempt's key, then the keys after the restart: %q", keys(as))
 }
 
 func showNoKey(t *testing.T, m Mutant) (bool, string) {
@@ -241,6 +275,40 @@ func showRetriesImmediately(t *testing.T, m Mutant) (bool, string) {
 	runClient(t.Context(), t, a, Config{Mutant: m, Policy: p})
 	g := gaps(a.attempts(""))
 	return len(g) > 0 && slices.Min(g) < p.Initial/2, fmt.Sprintf("gaps between attempts after 503s, with a backoff of %s: %v", p.Initial, g)
+}
+
+// showTransportResend shows a client whose attempt net/http re-sends on its own: a 503 leaves its
+// connection open for reuse, the retry on it is read and its connection closed, and net/http
+// sends it again: the API sees an attempt the client never counted.
+func showTransportResend(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503), dropStep))
+	r := runClient(t.Context(), t, a, Config{Mutant: m})
+	seen := len(a.attempts(""))
+	counted := 0
+	if len(r.sum.Results) == 1 {
+		counted = r.sum.Results[0].Attempts
+	}
+	return seen > counted, fmt.Sprintf("a 503, a connection closed, then 201: the API saw %d attempts, the client counted %d (%q)", seen, counted, r.out)
+}
+
+func showSkipsDeclaredRetry(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(409)))
+	r := runClient(t.Context(), t, a, Config{Mutant: m})
+	return r.sum.Failed == 1 && len(a.attempts("")) == 1, fmt.Sprintf("one 409, then 201: %q", r.out)
+}
+
+// showSuccessOnBareError shows a client that reports a 503 in text/plain (a proxy's page, not
+// the API's {"error": ...}) as a success.
+func showSuccessOnBareError(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, always(step{status: 503, bare: "Service Unavailable"}))
+	r := runClient(t.Context(), t, a, Config{Mutant: m, Policy: Policy{MaxAttempts: 2, Initial: 20 * time.Millisecond, Max: 20 * time.Millisecond}})
+	return r.sum.Succeeded == 1, fmt.Sprintf("503 text/plain on every attempt: %q", r.out)
+}
+
+func showRetriesUndeclared(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(408)))
+	r := runClient(t.Context(), t, a, Config{Mutant: m})
+	return len(a.attempts("")) > 1, fmt.Sprintf("one 408, then 201: %d attempts, %q", len(a.attempts("")), r.out)
 }
 
 // mutantNames returns every mutant's name, in the table's order.

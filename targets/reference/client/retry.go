@@ -2,6 +2,7 @@ package client
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -34,16 +35,43 @@ func (r *runner) judge(a answer) verdict {
 		return verdict{kind: retryable}
 	case s >= 200 && s <= 299:
 		return verdict{kind: succeeded}
+	case r.cfg.Mutant == MutantSuccessOnBareError && !errorShaped(a.body):
+		return verdict{kind: succeeded}
+	case s == http.StatusConflict && r.cfg.Mutant == MutantSkipsDeclaredRetry:
+		return verdict{kind: final}
 	case s >= 500 || s == http.StatusConflict || s == http.StatusTooManyRequests:
 		v := verdict{kind: retryable}
-		if honoursRetryAfter(s) && r.cfg.Mutant != MutantIgnoresRetryAfter {
+		if honoursRetryAfter(s) && r.cfg.Mutant != MutantIgnoresRetryAfter && (s != http.StatusTooManyRequests || r.cfg.Mutant != MutantRetryAfter429) {
 			v.retryAfter, _ = ParseRetryAfter(a.header.Get("Retry-After"), time.Now())
 		}
 		return v
 	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && r.cfg.Mutant == MutantRetriesRejections:
 		return verdict{kind: retryable}
+	case s >= 400 && s <= 499 && !rejection(s) && r.cfg.Mutant == MutantRetriesUndeclared:
+		return verdict{kind: retryable}
 	}
 	return verdict{kind: final}
+}
+
+// rejection reports whether a status is one the client declares it never resends: 400, 401,
+// 403, 404, 422.
+func rejection(s int) bool {
+	switch s {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}
+
+// errorShaped reports whether an error answer's body is the API's error shape: a JSON object with
+// an error member (what the success-on-bare-error mutant looks for before it believes a non-2xx).
+func errorShaped(body []byte) bool {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	_, ok := v["error"]
+	return ok
 }
 
 // delay is the wait before retry n: the policy's jittered backoff, and at least the
@@ -81,12 +109,13 @@ func (r *runner) operationKey(op Operation) (string, error) {
 }
 
 // attemptKeyBody returns the key and body of the operation's next attempt: the stored ones.
-// The key is "" when no Idempotency-Key is to be sent.
-func (r *runner) attemptKeyBody(rec Record, op Operation) (key string, body []byte, err error) {
+// The key is "" when no Idempotency-Key is to be sent; resumed says the operation was pending
+// when this run started (a restart).
+func (r *runner) attemptKeyBody(rec Record, op Operation, resumed bool) (key string, body []byte, err error) {
 	key, body = rec.Key, []byte(rec.Body)
 	retry := rec.Attempts > 0
 	switch {
-	case r.cfg.Mutant == MutantNoKey:
+	case r.cfg.Mutant == MutantNoKey, r.cfg.Mutant == MutantRestartWithoutKey && resumed:
 		key = ""
 	case r.cfg.Mutant == MutantNewKeyPerRetry && retry:
 		key, err = newKey()

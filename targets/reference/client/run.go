@@ -34,6 +34,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, err
 	}
 	r.send = newSender(cfg.ordersURL(), cfg.Policy.AttemptTimeout)
+	r.send.header = cfg.Header
+	r.send.rewindable = cfg.Mutant == MutantTransportResend
 	defer r.send.close()
 	var sum Summary
 	for i, op := range cfg.Ops {
@@ -58,6 +60,7 @@ type runner struct {
 // perform takes one operation from its record (nil: not started) to its end.
 func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Record) (Result, error) {
 	var err error
+	resumed := rec != nil && rec.Status == StatusPending
 	if rec == nil {
 		if rec, err = r.create(index, op); err != nil {
 			return Result{}, err
@@ -91,7 +94,7 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 		if err := r.pauseUntil(ctx, rec, due); err != nil {
 			return res, err
 		}
-		key, body, err := r.attemptKeyBody(*rec, op)
+		key, body, err := r.attemptKeyBody(*rec, op, resumed)
 		if err != nil {
 			return res, err
 		}

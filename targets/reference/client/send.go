@@ -39,6 +39,11 @@ type sender struct {
 	tr      *http.Transport
 	url     string
 	timeout time.Duration
+	// rewindable keeps each request's GetBody (the transport-resend mutant): net/http may then
+	// re-send an attempt on its own.
+	rewindable bool
+	// header is sent with every attempt (Config.Header).
+	header http.Header
 }
 
 // newSender returns a sender of POSTs to url, each attempt bounded by timeout.
@@ -71,7 +76,12 @@ func (s *sender) send(ctx context.Context, key string, body []byte) answer {
 	}
 	// A body the Transport cannot rewind: it never re-sends this request behind the
 	// client's back (see the package doc). NewRequest set GetBody for the bytes.Reader.
-	req.GetBody = nil
+	if !s.rewindable {
+		req.GetBody = nil
+	}
+	for name, values := range s.header {
+		req.Header[http.CanonicalHeaderKey(name)] = values
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
 	if key != "" {

@@ -60,9 +60,14 @@ type Config struct {
 	DownstreamTimeout time.Duration
 	// WorkDelay is the simulated processing time between claim and effect (negative: none).
 	WorkDelay time.Duration
-	Mutant    Mutant
-	// Hooks offers the test hooks: POST /_test/fail?event=ID makes the next handling of that
-	// event fail, and DelayHeader (a webhook header, or a queue message's) slows one handling.
+	// EffectDelay is added to every handling's processing time: the slow hook as a worker's
+	// environment (EnvEffectDelay, read by `serve --hooks`).
+	EffectDelay time.Duration
+	Mutant      Mutant
+	// Hooks offers the test hooks: POST /_test/fail?event=ID&when=POINT makes the next handling
+	// of that event (of any, without event=) fail at the point, DELETE /_test/fail disarms,
+	// FailHeader fails a delivery that is not a redelivery, and DelayHeader (a webhook header, or
+	// a queue message's) slows one handling.
 	Hooks bool
 	// IDFrom says where a delivery carries the event id. The zero value: the body of a webhook
 	// delivery, the transport's message id of a queue message.

@@ -72,7 +72,7 @@ func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
 	if err != nil {
 		return Outcome{Kind: Rejected, Event: d.ID, Text: err.Error()}
 	}
-	ev.delay = d.Delay
+	ev.delay, ev.fail, ev.redelivered = d.Delay, d.Fail, d.Redelivered
 	switch c.cfg.Mutant {
 	case MutantNoDedupe:
 		return c.apply(ctx, ev, Completion{Key: ""})
@@ -117,16 +117,29 @@ func (c *Consumer) processClaimed(ctx context.Context, ev Event, key string, tok
 		c.afterFailure(ctx, key, token)
 		return c.handlingFailed(ev, err)
 	}
-	if c.cfg.Mutant == MutantMarkAfterEffect {
-		return c.markAfterEffect(ctx, ev, key, token)
+	switch c.cfg.Mutant {
+	case MutantMarkAfterEffect:
+		return c.afterEffect(ev, c.markAfterEffect(ctx, ev, key, token))
+	case MutantFailsAfterEffect:
+		return c.failsAfterEffect(ctx, ev, key, token)
 	}
-	return c.complete(ctx, ev, completion)
+	return c.afterEffect(ev, c.complete(ctx, ev, completion))
+}
+
+// afterEffect is the end of a handling whose effect committed: the fail_next hook's
+// after-effect point fails it then (its effect stays, and so does its dedupe record: the
+// redelivery is a duplicate).
+func (c *Consumer) afterEffect(ev Event, out Outcome) Outcome {
+	if out.Kind == Processed && c.hooks.takeFailure(ev, FailAfterEffect) {
+		return c.handlingFailed(ev, errHookFailure)
+	}
+	return out
 }
 
 // effectCall is what can make an effect fail: the fail_next hook armed for the event, then the
 // downstream call.
 func (c *Consumer) effectCall(ctx context.Context, ev Event) error {
-	if c.hooks.takeFailure(ev.ID) {
+	if c.hooks.takeFailure(ev, FailBeforeEffect) {
 		return errHookFailure
 	}
 	return c.callDownstream(ctx, ev)
@@ -165,7 +178,7 @@ func (c *Consumer) apply(ctx context.Context, ev Event, completion Completion) O
 	if err := c.effectCall(ctx, ev); err != nil {
 		return c.handlingFailed(ev, err)
 	}
-	return c.complete(ctx, ev, completion)
+	return c.afterEffect(ev, c.complete(ctx, ev, completion))
 }
 
 // complete writes the event's completion and says how it went.
@@ -189,7 +202,7 @@ func (c *Consumer) complete(ctx context.Context, ev Event, completion Completion
 // work simulates the processing time between the claim and the effect, and the delay the slow
 // hook asked for.
 func (c *Consumer) work(ev Event) {
-	if d := max(c.cfg.WorkDelay, 0) + ev.delay; d > 0 {
+	if d := max(c.cfg.WorkDelay, 0) + c.cfg.EffectDelay + ev.delay; d > 0 {
 		time.Sleep(d)
 	}
 }

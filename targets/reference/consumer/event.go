@@ -21,7 +21,9 @@ type Event struct {
 	Created time.Time       `json:"created,omitzero"`
 	Data    json.RawMessage `json:"data,omitempty"`
 
-	delay time.Duration // the slow hook's delay for this handling
+	delay       time.Duration // the slow hook's delay for this handling
+	fail        string        // the delivery's FailHeader ("" = none)
+	redelivered bool          // the transport flagged the delivery as a redelivery
 }
 
 // Delivery is one delivery of an event, whatever carried it.
@@ -32,6 +34,12 @@ type Delivery struct {
 	Body []byte
 	// Delay is the extra time the slow hook asked this handling to take (Config.Hooks).
 	Delay time.Duration
+	// Fail is the delivery's FailHeader (Config.Hooks): its handling fails at that point unless
+	// Redelivered.
+	Fail string
+	// Redelivered says the transport flagged the delivery as a redelivery (a queue's flag; a
+	// webhook has none).
+	Redelivered bool
 }
 
 // parseEvent validates a delivery's body and returns its event, whose ID is the delivery's

@@ -19,6 +19,7 @@ func (c *Consumer) routes() *http.ServeMux {
 	})
 	if c.cfg.Hooks {
 		mux.HandleFunc("POST /_test/fail", c.failNext)
+		mux.HandleFunc("DELETE /_test/fail", c.disarmAll)
 	}
 	return mux
 }
@@ -44,7 +45,11 @@ func (c *Consumer) receive(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeOutcome(w, c.Deliver(r.Context(), Delivery{ID: id, Body: body, Delay: delay}))
+	d := Delivery{ID: id, Body: body, Delay: delay}
+	if c.hooks.on {
+		d.Fail = r.Header.Get(FailHeader) // a webhook has no redelivery flag: the harness sends it first only
+	}
+	writeOutcome(w, c.Deliver(r.Context(), d))
 }
 
 // verify checks the delivery's signature, or what a mutant makes of that check.

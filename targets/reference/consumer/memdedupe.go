@@ -78,3 +78,21 @@ func rawKey(body []byte) string {
 	sum := sha256.Sum256(body)
 	return "raw:" + hex.EncodeToString(sum[:])
 }
+
+// failsAfterEffect is the fails-after-effect mutant's end of a claimed handling: the effect
+// commits on its own, then the rest of the handling may still fail (the fail_next hook's
+// after-effect point), and a failure gives the claim back as if nothing had happened, so the
+// redelivery applies the event again; otherwise the event is marked done.
+func (c *Consumer) failsAfterEffect(ctx context.Context, ev Event, key string, token int64) Outcome {
+	if out := c.complete(ctx, ev, Completion{Key: ""}); out.Kind != Processed {
+		return out
+	}
+	if c.hooks.takeFailure(ev, FailAfterEffect) {
+		c.afterFailure(ctx, key, token)
+		return c.handlingFailed(ev, errHookFailure)
+	}
+	if _, err := c.cfg.Store.MarkDone(ctx, key, token); err != nil {
+		return c.storeFailed(ev, "mark done", err)
+	}
+	return Outcome{Kind: Processed, Event: ev.ID, Text: "the event took effect"}
+}

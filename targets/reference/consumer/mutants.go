@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Mutant names a deliberately broken mode of the reference consumer. The empty Mutant is
@@ -27,6 +28,7 @@ const (
 	MutantMarkAfterEffect         Mutant = "mark-after-effect"
 	MutantRawBytesDedupe          Mutant = "raw-bytes-dedupe"
 	MutantFutureTimestampAccepted Mutant = "future-timestamp-accepted"
+	MutantFailsAfterEffect        Mutant = "fails-after-effect"
 )
 
 // The transports a consumer mutant can apply to.
@@ -48,7 +50,17 @@ const (
 	// hooks (--hooks: fail_next, slow), with the event id in a message header on NATS: the
 	// fault paths are black-box (the broker link, the process, the hooks).
 	ShapeNoSink Shape = "no-sink"
+	// ShapeLongAckWait: the no-sink consumer on JetStream whose durable's AckWait (12 s, which
+	// the consumer sets when it creates the durable) is longer than any wait the harness once
+	// fixed: the crash properties must wait for the broker's own clock.
+	ShapeLongAckWait Shape = "long-ack-wait"
 )
+
+// Shapes are the shapes of the reference consumer, in the order the self-test runs them.
+var Shapes = []Shape{ShapeSink, ShapeNoSink, ShapeLongAckWait}
+
+// LongAckWait is the AckWait of the durable in the ShapeLongAckWait shape.
+const LongAckWait = 12 * time.Second
 
 // Catch is one property that must catch a mutant: on which transports, in which shape.
 type Catch struct {
@@ -108,6 +120,12 @@ func noSink(property string, transports ...string) Catch {
 	return Catch{Property: property, Transports: transports, Shape: ShapeNoSink}
 }
 
+// longAckWait is a catch on JetStream in the long-ack-wait shape, required on SQLite (the
+// mutant's other rows prove it on every store).
+func longAckWait(property string) Catch {
+	return Catch{Property: property, Transports: []string{TransportNATS}, Shape: ShapeLongAckWait, Stores: []string{"sqlite"}}
+}
+
 // also is a catch of a mutant that another catch proves on every store: required on SQLite.
 func also(c Catch) Catch {
 	c.Stores = []string{"sqlite"}
@@ -138,13 +156,16 @@ var Mutants = []MutantInfo{
 	{MutantAckBeforeEffect, "the queue transport acknowledges the message before the effect commits: a crash in between loses it (Deliver itself is correct)",
 		durableStores, nil, queuesOnly, []Catch{sink("crash-after-ack"), also(noSink("crash-under-delivery"))}},
 	{MutantInMemoryDedupe, "the seen-set is process memory (effects are stored): a restarted process, or another instance, applies a redelivery again",
-		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery", TransportWebhook), noSink("crash-before-ack", queuesOnly...)}},
+		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery", TransportWebhook), noSink("crash-before-ack", queuesOnly...),
+			longAckWait("crash-before-ack")}},
 	{MutantMarkAfterEffect, "the effect commits, then the event id is recorded in a separate write: a crash between them applies the redelivery again",
-		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery")}},
+		durableStores, nil, allTransports, []Catch{noSink("crash-under-delivery"), longAckWait("crash-under-delivery")}},
 	{MutantRawBytesDedupe, "deduplicates on a hash of the raw body bytes: the same event re-encoded (keys reordered, other whitespace) takes effect again",
 		AllStores, nil, allTransports, []Catch{noSink("redelivery")}},
 	{MutantFutureTimestampAccepted, "the signed timestamp is bounded in the past only: a delivery timestamped ahead (prepared in advance) is accepted",
 		AllStores, nil, webhookOnly, []Catch{noSink("signature")}},
+	{MutantFailsAfterEffect, "the effect commits on its own, then an error after it (the fail_next hook's after-effect point) gives the claim back: the redelivery applies the event again",
+		AllStores, nil, allTransports, []Catch{noSink("failed-then-redelivered", TransportWebhook), also(noSink("failed-then-redelivered", queuesOnly...))}},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct consumer).

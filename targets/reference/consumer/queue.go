@@ -43,5 +43,8 @@ func (c *Consumer) queueDelivery(m queue.Message) (Delivery, error) {
 	}
 	var err error
 	d.Delay, err = c.delayOf(header)
+	if c.hooks.on {
+		d.Fail, d.Redelivered = header(FailHeader), m.Redelivered
+	}
 	return d, err
 }

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,13 +38,12 @@ type RedisStore struct {
 var _ Store = (*RedisStore)(nil)
 
 // OpenRedis connects to the Redis at url (the reference API's DefaultRedisURL when empty)
-// and checks it answers. prefix namespaces every key (DefaultRedisPrefix when empty). Command retries
-// are disabled unless the URL sets max_retries: a script whose reply was lost must not run
-// twice.
+// and checks it answers. prefix namespaces every key (when empty: the URL's key_prefix
+// parameter, else DefaultRedisPrefix). Command retries are disabled unless the URL sets
+// max_retries: a script whose reply was lost must not run twice.
 func OpenRedis(ctx context.Context, url, prefix string) (*RedisStore, error) {
-	if prefix == "" {
-		prefix = DefaultRedisPrefix
-	}
+	url, fromURL := storekit.SplitRedisPrefix(url)
+	prefix = cmp.Or(prefix, fromURL, DefaultRedisPrefix)
 	rdb, err := storekit.OpenRedis(ctx, url)
 	if err != nil {
 		return nil, err

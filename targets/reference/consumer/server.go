@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/retrysafe/retrysafe/faults/ports"
 	"github.com/retrysafe/retrysafe/targets/reference/internal/storekit"
 )
 
@@ -23,7 +23,7 @@ func DefaultDSN(store string) (string, error) {
 
 // OpenStore opens a store by name: memory, sqlite (dsn = file path), postgres (dsn = pgx
 // URL or keyword/value DSN; search_path selects the schema) or redis (dsn = redis:// URL;
-// keys under DefaultRedisPrefix). An empty dsn takes DefaultDSN.
+// keys under its key_prefix parameter, else DefaultRedisPrefix). An empty dsn takes DefaultDSN.
 func OpenStore(ctx context.Context, name, dsn string) (Store, error) {
 	if dsn == "" && name != "memory" {
 		var err error
@@ -69,6 +69,9 @@ type ServeOptions struct {
 	Config Config // Store and Logger are filled in by Serve
 	Out    io.Writer
 	Log    *log.Logger
+	// ReusePort listens with SO_REUSEPORT, on a port a harness keeps reserved across this
+	// process's restarts (faults/ports).
+	ReusePort bool
 	// Also, when set, runs beside the HTTP server with the consumer (a queue transport that
 	// feeds Deliver); Serve returns when it ends or ctx ends.
 	Also func(ctx context.Context, c *Consumer) error
@@ -88,7 +91,7 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := ports.Listen(opts.Addr, opts.ReusePort)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 )
 
 // Dialect holds what differs between SQLite and PostgreSQL for the plumbing. Queries are

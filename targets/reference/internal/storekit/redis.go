@@ -3,11 +3,31 @@ package storekit
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// RedisPrefixParam is the query parameter of a store's Redis URL that namespaces its keys
+// (redis://127.0.0.1:6379/0?key_prefix=cell-7:), so that stores of several runs share one
+// Redis without sharing a key. go-redis does not know it: SplitRedisPrefix takes it out.
+const RedisPrefixParam = "key_prefix"
+
+// SplitRedisPrefix returns url without its key_prefix parameter, and that parameter ("" when
+// it has none, or url is not a URL).
+func SplitRedisPrefix(raw string) (url, prefix string) {
+	u, err := neturl.Parse(raw)
+	if err != nil || !u.Query().Has(RedisPrefixParam) {
+		return raw, ""
+	}
+	q := u.Query()
+	prefix = q.Get(RedisPrefixParam)
+	q.Del(RedisPrefixParam)
+	u.RawQuery = q.Encode()
+	return u.String(), prefix
+}
 
 // OpenRedis connects to the Redis at url (DefaultRedisURL when empty) and checks it
 // answers. Command retries are disabled unless the URL sets max_retries: go-redis re-sends

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/postgres"
 )
 
 // DB is a store's database/sql pool with its dialect. Every method is safe for concurrent
@@ -48,10 +50,19 @@ func OpenPostgres(ctx context.Context, dsn string, s Schema) (*DB, error) {
 // maxIdleConns is how many idle connections a store keeps: enough for a same-key burst.
 const maxIdleConns = 32
 
+// maxOpenPostgres is how many connections one store holds on PostgreSQL at most, a server that
+// many stores and processes share: a same-key burst of 16 and a few more. A request past it
+// waits for a free one, and a new connection waits while the server is full (postgres.Open).
+const maxOpenPostgres = 20
+
 // Open opens the pool on dsn (for SQLite, a SQLiteDSN), checks the connection and migrates
 // up to version target.
 func Open(ctx context.Context, d *Dialect, dsn string, s Schema, target int) (*DB, error) {
-	db, err := sql.Open(d.driver, dsn)
+	open := func(dsn string) (*sql.DB, error) { return sql.Open(d.driver, dsn) }
+	if d == Postgres {
+		open = func(dsn string) (*sql.DB, error) { return postgres.Open(dsn, maxOpenPostgres) }
+	}
+	db, err := open(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", d.Name, err)
 	}

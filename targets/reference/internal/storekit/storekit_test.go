@@ -181,3 +181,17 @@ func removeAll(t *testing.T, dir string) {
 		t.Errorf("remove %s: %v", dir, err)
 	}
 }
+
+func TestSplitRedisPrefix(t *testing.T) {
+	for _, c := range []struct{ in, url, prefix string }{
+		{"redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0", ""},
+		{"redis://127.0.0.1:6379/0?key_prefix=cell-7:", "redis://127.0.0.1:6379/0", "cell-7:"},
+		{"redis://127.0.0.1:6379/0?max_retries=2&key_prefix=a%3Ab", "redis://127.0.0.1:6379/0?max_retries=2", "a:b"},
+		{"not a url %zz", "not a url %zz", ""},
+	} {
+		url, prefix := storekit.SplitRedisPrefix(c.in)
+		if url != c.url || prefix != c.prefix {
+			t.Errorf("SplitRedisPrefix(%q) = %q, %q; want %q, %q", c.in, url, prefix, c.url, c.prefix)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package api
+
+import (
+	"time"
+
+	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets/history"
+)
+
+// What the properties that make a first attempt fail share (error-replay,
+// event-not-before-commit): the failing attempt, through the sink or the fail_next hook, and how
+// long the key may stay in flight after it.
+
+// defaultLockTimeout is how long a key may stay in flight after an error when the target
+// declares no lock timeout.
+const defaultLockTimeout = 10 * time.Second
+
+// stuckAfter is how long a key may answer the in-flight status after an error.
+func (s *S) stuckAfter() time.Duration {
+	if lt := s.Target.LockTimeout; lt > 0 {
+		return lt + framework.CrashMargin
+	}
+	return defaultLockTimeout
+}
+
+// failingAttempt sends op's first attempt so that it fails: the sink fails its downstream call
+// (through the nemesis), or, without a sink, the fail_next hook is sent just before it.
+func (s *S) failingAttempt(op *framework.Op) (history.Attempt, error) {
+	if s.Faults.Sink != nil {
+		fail := s.Faults.Sink.FailFault(1, 503)
+		if err := s.Inject(fail); err != nil {
+			return history.Attempt{}, err
+		}
+		a := op.Do(framework.Send{Instance: 0})
+		return a, s.Heal(fail)
+	}
+	hook := s.Faults.FailNextHook(0, op.Tenant, op.Vars())
+	if err := s.Inject(hook); err != nil {
+		return history.Attempt{}, err
+	}
+	a := op.Do(framework.Send{Instance: 0})
+	return a, s.Heal(hook)
+}
