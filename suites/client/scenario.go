@@ -57,7 +57,7 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 		r := check.Skipf("client %s is driven in-process and cannot be restarted: %s", c.Name, ip.NoExec)
 		return run, &r
 	}
-	dir, err := os.MkdirTemp("", "retrysafe-client-")
+	dir, err := framework.ScratchDir("retrysafe-client-")
 	if err != nil {
 		return fail("the scenario's directory: %v", err)
 	}
