@@ -69,9 +69,12 @@ longer).`,
 
 // lateDelays are the delays after the first delivery at which late-redelivery redelivers: four
 // doubling delays up to nine tenths of the retention, or up to maxWait when the retention is
-// longer (the lower bound), none shorter than the broker's duplicates window (JetStream's, when
-// the event id travels in the message id: the broker's own dedupe must not be what is tested).
-// None when the retention is shorter than that floor.
+// longer (the lower bound), and one between the last two (three quarters of that limit), none
+// shorter than the broker's duplicates window (JetStream's, when the event id travels in the
+// message id: the broker's own dedupe must not be what is tested). None when the retention is
+// shorter than that floor. The point between the last two catches a consumer that forgets early
+// but late in its retention (a slow store marks the first delivery late), with time to count
+// its effect before the retention ends: past it a re-effect is only observed.
 func lateDelays(retention, maxWait, window time.Duration) []time.Duration {
 	limit := min(retention*9/10, maxWait)
 	floor := 100 * time.Millisecond
@@ -79,8 +82,8 @@ func lateDelays(retention, maxWait, window time.Duration) []time.Duration {
 		floor = window + 100*time.Millisecond
 	}
 	var out []time.Duration
-	for i := 3; i >= 0; i-- {
-		d := (limit >> i).Round(time.Millisecond)
+	for _, d := range []time.Duration{limit >> 3, limit >> 2, limit >> 1, limit * 3 / 4, limit} {
+		d = d.Round(time.Millisecond)
 		if d < floor || len(out) > 0 && d <= out[len(out)-1] {
 			continue
 		}

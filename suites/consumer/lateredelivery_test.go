@@ -37,9 +37,9 @@ func TestLateDelays(t *testing.T) {
 		window             time.Duration
 		want               []time.Duration
 	}{
-		{"within a short retention", 3 * time.Second, 30 * time.Second, 0, ms(338, 675, 1350, 2700)},
-		{"from below up to --max-wait", 72 * time.Hour, 30 * time.Second, 0, ms(3750, 7500, 15000, 30000)},
-		{"past JetStream's duplicates window", time.Second, 30 * time.Second, 200 * time.Millisecond, ms(450, 900)},
+		{"within a short retention", 3 * time.Second, 30 * time.Second, 0, ms(338, 675, 1350, 2025, 2700)},
+		{"from below up to --max-wait", 72 * time.Hour, 30 * time.Second, 0, ms(3750, 7500, 15000, 22500, 30000)},
+		{"past JetStream's duplicates window", time.Second, 30 * time.Second, 200 * time.Millisecond, ms(450, 675, 900)},
 		{"a retention too short for JetStream", 300 * time.Millisecond, 30 * time.Second, 200 * time.Millisecond, nil},
 	}
 	for _, tt := range tests {

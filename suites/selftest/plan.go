@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets/reference"
 	"github.com/retrysafe/retrysafe/targets/reference/consumer"
 )
@@ -18,7 +19,7 @@ import (
 // remove. The matrix keeps the plan's order, whatever order the jobs end in.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.defaults()
-	tmp, err := os.MkdirTemp("", "retrysafe-selftest-")
+	tmp, err := framework.ScratchDir("retrysafe-selftest-") // SQLite files and client state: in memory where it can be
 	if err != nil {
 		return nil, err
 	}
