@@ -23,7 +23,12 @@ import (
 //     a moment later;
 //   - consumer: the consumer's link to its broker is silenced (its deliveries arrive, its acks
 //     do not), the consumer applies the operation's event, and every consumer instance is
-//     SIGKILLed before its ack reached the broker, then restarted: the broker redelivers.
+//     SIGKILLed before its ack reached the broker, then restarted: the broker redelivers. On a
+//     webhook the link is the one between the harness's receiver and the consumer, its answers
+//     silenced: the API sees no 2xx and its relay delivers again (the webhook's redelivery).
+//
+// On a webhook, api→broker is the API's link to the harness's receiver (the proxy
+// {{.EventsBroker}} names), which passes each delivery on to the consumer.
 const (
 	hopClient   = "client"
 	hopAPI      = "api"
@@ -210,18 +215,26 @@ func (h *hops) cutEventsLink(forward func() answer) answer {
 	return ans
 }
 
-// killConsumerBeforeAck silences the consumer's broker link, sends the attempt on, and, once
-// the consumer applied the operation's event (its ack lost on the silent link), SIGKILLs every
-// consumer instance, heals the link and restarts them: the broker redelivers the event.
+// killConsumerBeforeAck silences the consumer's link, sends the attempt on, and, once the
+// consumer applied the operation's event (its ack lost on the silent link), SIGKILLs every
+// consumer instance, heals the link and restarts them: the broker (or the API, for a webhook)
+// delivers the event again.
 func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 	cons := h.parts.Consumer
 	c := h.parts.Chain.EventConsumer()
-	link := cons.Faults.BrokerLink(c)
+	link := h.parts.ConsumerLink()
 	if link == nil || cons.Faults.Cluster == nil {
-		h.s.Notef("the consumer's hop: consumer %s has no broker link the harness proxies, or no lifecycle: not killed before its ack", c.Name)
+		h.s.Notef("the consumer's hop: consumer %s has no link the harness proxies, or no lifecycle: not killed before its ack", c.Name)
 		return forward()
 	}
-	silence := link.Timeout(0, faults.Upstream)
+	// The ack goes up a broker link (the consumer is its client), and down the receiver's link
+	// to a webhook consumer (the consumer answers).
+	silence, before := link.Timeout(0, faults.Upstream), "before its ack reached the broker"
+	if !c.IsQueue() {
+		before = "before its answer reached the API"
+		silence = renamed(link.Timeout(0, faults.Downstream), "receiver→consumer",
+			"the link from the harness's receiver to the consumer: the consumer's answers silenced (the API sees no 2xx)")
+	}
 	if err := h.s.Inject(silence); err != nil {
 		h.s.Notef("the consumer's hop: %v", err)
 		return forward()
@@ -234,7 +247,7 @@ func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 		kills := make([]faults.Fault, cons.Faults.Cluster.Size())
 		for i := range kills {
 			kills[i] = renamed(cons.Faults.Cluster.KillFault(i), fmt.Sprintf("consumer instance %d", i),
-				fmt.Sprintf("SIGKILL the consumer's instance %d before its ack reached the broker (healed by a restart)", i))
+				fmt.Sprintf("SIGKILL the consumer's instance %d %s (healed by a restart)", i, before))
 			h.s.Inject(kills[i])
 		}
 		h.heal(silence)

@@ -141,9 +141,13 @@ func (s *S) copyEvent(pub *targets.Publish, e check.Event) int64 {
 			return a.Seq
 		}
 	}
+	where := "on the broker"
+	if pub.Webhook != nil {
+		where = "at the harness's receiver"
+	}
 	return s.History.Add(history.Attempt{Op: pub.Name, Key: e.ID, Method: history.MethodEvent, URL: pub.Destination(),
 		ReqBody: e.Body, Start: e.At, End: e.At, Outcome: history.OK,
-		Note: "event " + pub.Name + " observed on the broker, on its way to the consumer"}).Seq
+		Note: "event " + pub.Name + " observed " + where + ", on its way to the consumer"}).Seq
 }
 
 func later(a, b time.Time) time.Time {
