@@ -10,6 +10,7 @@ import (
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // The faults of each hop, one on each in one run, every one through the chain's nemesis (one
@@ -239,9 +240,14 @@ func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 		h.s.Notef("the consumer's hop: %v", err)
 		return forward()
 	}
+	silenced := time.Now() // what arrives from now on, the consumer answers in silence
 	ans := forward()
 	h.wg.Go(func() {
-		if !h.awaitApplied(ref) {
+		// An API delivers its webhooks one at a time, oldest first, and delivers the oldest
+		// again until the consumer answers it: while the answers are silenced, the event the
+		// consumer applies is the oldest pending, which may be another operation's.
+		anyEvent := !c.IsQueue()
+		if !h.awaitApplied(ref, anyEvent, silenced) {
 			h.s.Notef("the consumer's hop: ref %s's event was not applied within %v of its answer: the kill came without it", ref, h.appliedWait())
 		}
 		kills := make([]faults.Fault, cons.Faults.Cluster.Size())
@@ -258,11 +264,21 @@ func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 	return ans
 }
 
-// awaitApplied waits until the consumer applied ref's event (as the harness observed it).
-func (h *hops) awaitApplied(ref string) bool {
+// awaitApplied waits until the consumer applied ref's event (as the harness observed it, named
+// by ref or by the record ref's 2xx answers name), or, with anyEvent, any event observed since.
+func (h *hops) awaitApplied(ref string, anyEvent bool, since time.Time) bool {
 	deadline := time.Now().Add(h.appliedWait())
 	for time.Now().Before(deadline) && h.s.Ctx().Err() == nil {
-		for _, e := range h.s.eventsOf(h.parts, h.pub, h.start, []string{ref}) {
+		evs := h.s.eventsOf(h.parts, h.pub, h.start, ties(h.pub, ref, h.attemptsOf(ref)))
+		if anyEvent {
+			evs = nil
+			for _, e := range h.parts.API.EventsSeen(h.pub, since) {
+				if e.Err == "" {
+					evs = append(evs, e)
+				}
+			}
+		}
+		for _, e := range evs {
 			if n, err := h.s.effects(h.parts, e.ID); err == nil && n > 0 {
 				return true
 			}
@@ -270,6 +286,17 @@ func (h *hops) awaitApplied(ref string) bool {
 		h.s.SleepUntil(time.Now().Add(50 * time.Millisecond))
 	}
 	return false
+}
+
+// attemptsOf returns the client's attempts of ref that reached the API so far.
+func (h *hops) attemptsOf(ref string) []history.Attempt {
+	var out []history.Attempt
+	for a := range h.s.History.After(0) {
+		if !a.IsEvent() && a.Identity == ref {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // heal heals a fault and notes when the chain resumed.
