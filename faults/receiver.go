@@ -37,7 +37,8 @@ type EventReceiver struct {
 
 	mu      sync.Mutex
 	stopped bool
-	passOn  string // where deliveries go on ("" = nowhere)
+	passOn  string              // where deliveries go on ("" = nowhere)
+	onPass  func(Received, int) // told how the consumer answered each (nil = nobody)
 	busy    sync.WaitGroup
 	once    sync.Once
 }
@@ -80,11 +81,13 @@ func (r *EventReceiver) URL() string { return r.url }
 // signature's webhook-id, webhook-timestamp and webhook-signature, Event-Id), and answer the API
 // with the consumer's status, Retry-After and body, or 502 when the consumer gave no answer. A
 // delivery the consumer did not take is thus the API's to deliver again: its webhook's
-// redelivery. "" stops passing deliveries on (the receiver answers 204 again).
-func (r *EventReceiver) PassOn(url string) {
+// redelivery. answered (nil = none) is told each delivery passed on and the consumer's status
+// (0 when it gave none), after the API's handler. "" stops passing deliveries on (the receiver
+// answers 204 again).
+func (r *EventReceiver) PassOn(url string, answered func(Received, int)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.passOn = url
+	r.passOn, r.onPass = url, answered
 }
 
 // serve reads one delivery, hands it over and answers 204, or as the consumer answered when it
@@ -102,7 +105,7 @@ func (r *EventReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.busy.Add(1)
-	to := r.passOn
+	to, onPass := r.passOn, r.onPass
 	r.mu.Unlock()
 	defer r.busy.Done()
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxSinkBody))
@@ -110,20 +113,25 @@ func (r *EventReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "reading the event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	r.handle(Received{At: time.Now(), Path: req.URL.Path, Header: req.Header.Clone(), Body: body})
+	got := Received{At: time.Now(), Path: req.URL.Path, Header: req.Header.Clone(), Body: body}
+	r.handle(got)
 	if to == "" {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	r.forward(w, req, to, body)
+	status := r.forward(w, req, to, body)
+	if onPass != nil {
+		onPass(got, status)
+	}
 }
 
-// forward passes one delivery on to the consumer at to and answers as it answered.
-func (r *EventReceiver) forward(w http.ResponseWriter, req *http.Request, to string, body []byte) {
+// forward passes one delivery on to the consumer at to, answers as it answered, and returns
+// the consumer's status (0 when it gave none).
+func (r *EventReceiver) forward(w http.ResponseWriter, req *http.Request, to string, body []byte) int {
 	out, err := http.NewRequestWithContext(req.Context(), http.MethodPost, to, bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, "passing the event on: "+err.Error(), http.StatusBadGateway)
-		return
+		return 0
 	}
 	out.GetBody = nil // a retry is the API's, never the transport's
 	out.Header = req.Header.Clone()
@@ -133,13 +141,13 @@ func (r *EventReceiver) forward(w http.ResponseWriter, req *http.Request, to str
 	resp, err := r.hc.Do(out)
 	if err != nil {
 		http.Error(w, "passing the event on to the consumer: "+err.Error(), http.StatusBadGateway)
-		return
+		return 0
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxSinkBody))
 	if err != nil {
 		http.Error(w, "reading the consumer's answer: "+err.Error(), http.StatusBadGateway)
-		return
+		return 0
 	}
 	for _, h := range []string{"Content-Type", "Retry-After"} {
 		if v := resp.Header.Get(h); v != "" {
@@ -148,6 +156,7 @@ func (r *EventReceiver) forward(w http.ResponseWriter, req *http.Request, to str
 	}
 	w.WriteHeader(resp.StatusCode)
 	w.Write(answer)
+	return resp.StatusCode
 }
 
 // Close stops listening, closes every connection and waits for the deliveries being handled.

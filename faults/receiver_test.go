@@ -76,7 +76,14 @@ func TestEventReceiverPassOnChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	r.PassOn(consumer.URL + "/webhooks")
+	var answered []int
+	r.PassOn(consumer.URL+"/webhooks", func(got Received, status int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if string(got.Body) == `{"id":"evt_1"}` {
+			answered = append(answered, status)
+		}
+	})
 	deliver := func() (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, r.URL()+"/events", strings.NewReader(`{"id":"evt_1"}`))
 		req.Header.Set("Webhook-Id", "evt_1")
@@ -99,7 +106,7 @@ func TestEventReceiverPassOnChain(t *testing.T) {
 	consumer.Close()
 	code, _ := deliver()
 	got = append(got, fmt.Sprint(code))
-	r.PassOn("")
+	r.PassOn("", nil)
 	code, _ = deliver()
 	got = append(got, fmt.Sprint(code))
 	if want := []string{"200 1", "503 1", "502", "204"}; !slices.Equal(got, want) {
@@ -110,5 +117,8 @@ func TestEventReceiverPassOnChain(t *testing.T) {
 	want := `/webhooks evt_1 v1,c2ln {"id":"evt_1"}`
 	if len(passed) != 2 || passed[0] != want || passed[1] != want || observed != 4 {
 		t.Errorf("passed on %q (want twice %q), observed %d (want 4)", passed, want, observed)
+	}
+	if want := []int{200, 503, 0}; !slices.Equal(answered, want) {
+		t.Errorf("told the consumer's answers %v, want %v", answered, want)
 	}
 }

@@ -136,8 +136,9 @@ func TestChainCatches(t *testing.T) {
 
 // TestChainWebhookCatches: on webhooks, the consumer's no-dedupe applies the API's delivery
 // again after its answer was lost (chain-duplicate-effect at the consumer), and the API's
-// dual-write loses the event its cut link to the receiver dropped (chain-lost-effect at
-// api→broker, the API's link to the harness's receiver).
+// dual-write loses the event its cut link to the receiver dropped, and the one whose answer the
+// consumer's hop silenced, never delivered again (chain-lost-effect at api→broker, the API's
+// link to the harness's receiver); each mutant breaks the chain at its own hop only.
 func TestChainWebhookCatches(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -156,6 +157,11 @@ func TestChainWebhookCatches(t *testing.T) {
 			t.Logf("%s in %v: %s\n%s", out.Verdict(), out.Duration.Round(time.Millisecond), out.Message(), notes(out))
 			if out.Verdict() != reports.Fail || !hasAnomaly(out.Result, tc.kind, tc.hop) {
 				t.Errorf("%s: %s, want fail with %s at hop %s:\n%s\n%s", tc.name, out.Verdict(), tc.kind, tc.hop, out.Message(), notes(out))
+			}
+			for _, a := range out.Result.Anomalies {
+				if a.Hop != tc.hop {
+					t.Errorf("%s: an anomaly at hop %s, want every one at %s: %s", tc.name, a.Hop, tc.hop, a.Message)
+				}
 			}
 		})
 	}

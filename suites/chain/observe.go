@@ -121,7 +121,8 @@ func (s *S) observe(parts *framework.ChainParts, def *targets.Operation, pub *ta
 				op.Events[j].Copies++
 				continue
 			}
-			ce := check.ChainEvent{ID: e.ID, Seq: s.copyEvent(pub, e), Copies: 1, Effects: check.Count{Op: def.Name, Ref: op.Ref, Key: e.ID, Taken: true}}
+			ce := check.ChainEvent{ID: e.ID, Seq: s.copyEvent(pub, e), Copies: 1, Unaccepted: api.EventUnaccepted(pub, e.ID),
+				Effects: check.Count{Op: def.Name, Ref: op.Ref, Key: e.ID, Taken: true}}
 			ce.Effects.N, err = s.effects(parts, e.ID)
 			if err != nil {
 				ce.Effects.Err = s.History.Redactor().String(err.Error())

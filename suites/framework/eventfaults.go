@@ -138,6 +138,13 @@ func (f *Faults) PassEventsOn(p *targets.Publish, url string) error {
 	if k == nil || k.receiver == nil || p.Webhook == nil {
 		return fmt.Errorf("event %s is not delivered to the harness's webhook receiver", p.Name)
 	}
-	k.receiver.PassOn(url)
+	for _, w := range k.watches {
+		if w.p.Webhook != nil {
+			w.mu.Lock()
+			w.accepted = map[string]bool{}
+			w.mu.Unlock()
+		}
+	}
+	k.receiver.PassOn(url, k.answered)
 	return nil
 }
