@@ -234,7 +234,7 @@ run_all() {
   done
   "$RETRYSAFE_BIN" run --client --report-dir "$report/client" >"$logs/run-client.log" 2>&1 &
   pids+=($!) names+=("retrysafe run --client")
-  for transport in amqp nats; do
+  for transport in amqp nats webhook; do
     "$RETRYSAFE_BIN" run --chain "$transport" --report-dir "$report/chain-$transport" >"$logs/run-chain-$transport.log" 2>&1 &
     pids+=($!) names+=("retrysafe run --chain $transport")
   done
@@ -250,7 +250,7 @@ proof_lane() {
   needs_binary &&
     stage proof "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
       "$RETRYSAFE_BIN" selftest --report-dir "$report/selftest" &&
-    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client and run --chain amqp|nats, at once" run_all &&
+    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client and run --chain amqp|nats|webhook, at once" run_all &&
     stage proof "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge)" \
       go test -count=1 -timeout 5m -vet=off ./cmd/retrysafe/shardtest
 }
@@ -287,7 +287,7 @@ done
 
 if [ ${#failed[@]} -eq 0 ]; then
   stage - "every heal in the runs' report.json follows an inject of the same fault" \
-    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats" \
+    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats,$PWD/$report/chain-webhook" \
     bash -c "cd cmd/retrysafe && '$work/cmd.test' -test.count=1 -test.run '^TestReportedHealsFollowInjects\$'" || failed+=(heals)
 fi
 print_table

@@ -49,7 +49,8 @@ is skipped); --consumer tests the reference event consumer instead, --client the
 client (the harness plays the API: a scripted server that fails on purpose, and judges the
 keys, bodies and delays of the client's retries); --chain the reference chain end to end (the
 reference client against the reference API with its outbox, its events through RabbitMQ, or
---chain nats through NATS JetStream, to the reference consumer, under a fault on every hop).
+--chain nats through NATS JetStream, or --chain webhook as signed webhooks the harness's receiver
+passes on, to the reference consumer, under a fault on every hop).
 
 Prints progress per spec, then a table property x verdict with the evidence of each failure,
 and writes junit.xml, report.json and summary.md into --report-dir.
@@ -100,7 +101,7 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.StringVar(&f.store, "store", "sqlite", "store of the reference API (or consumer) started without --target: memory, sqlite, postgres, redis")
 	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
 	fl.BoolVar(&f.client, "client", false, "without --target, test the reference client (retrysafe client) against the harness's scripted API instead of the API")
-	fl.StringVar(&f.chain, "chain", "", "without --target, test the reference chain end to end: the reference client, API and consumer with the API's events on amqp (the default) or nats")
+	fl.StringVar(&f.chain, "chain", "", "without --target, test the reference chain end to end: the reference client, API and consumer with the API's events on amqp (the default), nats or webhook")
 	fl.Lookup("chain").NoOptDefVal = "amqp"
 	bindShardFlags(cmd, &f.shardFlags)
 	return cmd

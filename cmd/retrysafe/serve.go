@@ -41,7 +41,8 @@ transactional outbox: the event is written with the order, in its transaction, a
 publishes it after the commit, at least once, under its stable id (RabbitMQ: publisher confirms,
 the id in message_id, to --events-exchange with --events-routing-key; JetStream: the id in
 Nats-Msg-Id, the stream's ack, on --events-subject of --events-stream; webhook: a POST of the
-JSON to --events-url, the id in Event-Id, a 2xx), marks it sent only once confirmed, and
+JSON to --events-url, the id in Event-Id, signed with --events-signing, a 2xx), marks it sent
+only once confirmed, and
 retries with backoff: an event that no queue is bound for (RabbitMQ returns it) or no stream
 stores stays pending. The event: {"id", "type", "created", "sent_at", "tenant", "data": the order
 as POST answered it}; sent_at differs between two publications of one event.

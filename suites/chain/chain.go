@@ -25,7 +25,9 @@ import (
 // events go through the broker (its link proxied) to the consumer (its link proxied), and one
 // run puts a fault on every hop, seeded and on the timeline: the client's connection cut after
 // the API processed an attempt, the API SIGKILLed between a commit and its publication, the
-// API's broker link cut and healed, the consumer SIGKILLed before its ack.
+// API's broker link cut and healed, the consumer SIGKILLed before its ack. On webhooks the
+// harness's receiver stands where the broker is: it observes each delivery and passes it on to
+// the consumer, answering the API as the consumer answered (the API's retry is the redelivery).
 //
 // Every operation the client reported successful MUST have exactly one record and exactly one
 // consumer effect; every operation it reported failed none or one, never two.

@@ -22,8 +22,9 @@ import (
 )
 
 // These tests start the reference chain (the reference client, the reference API with its
-// outbox on SQLite, RabbitMQ or NATS JetStream, the reference consumer on SQLite) as processes:
-// they need RabbitMQ and NATS JetStream on 127.0.0.1.
+// outbox on SQLite, RabbitMQ, NATS JetStream or webhooks passed on by the harness's receiver, the
+// reference consumer on SQLite) as processes: they need RabbitMQ and NATS JetStream on 127.0.0.1
+// (the webhook chain needs no broker).
 
 var (
 	binOnce sync.Once
@@ -62,6 +63,9 @@ func chainTarget(t *testing.T, transport string, cs selftest.ChainSpec) *targets
 	}
 	t.Cleanup(func() {
 		tg.Close()
+		if transport == "webhook" {
+			return // nothing on a broker
+		}
 		inv, err := broker.TakeInventory(context.Background(), broker.WithKinds(broker.Kind(transport)))
 		if err != nil {
 			t.Errorf("inventory after the test: %v", err)
@@ -130,12 +134,46 @@ func TestChainCatches(t *testing.T) {
 	}
 }
 
-// TestChainCorrect: the correct chain passes under a fault on every hop, on both brokers, through
+// TestChainWebhookCatches: on webhooks, the consumer's no-dedupe applies the API's delivery
+// again after its answer was lost (chain-duplicate-effect at the consumer), and the API's
+// dual-write loses the event its cut link to the receiver dropped, and the one whose answer the
+// consumer's hop silenced, never delivered again (chain-lost-effect at api→broker, the API's
+// link to the harness's receiver); each mutant breaks the chain at its own hop only.
+func TestChainWebhookCatches(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		cs   selftest.ChainSpec
+		kind reports.Kind
+		hop  string
+	}{
+		{"consumer no-dedupe", selftest.ChainSpec{ConsumerMutant: "no-dedupe"}, reports.KindChainDuplicateEffect, check.HopConsumer},
+		{"api dual-write", selftest.ChainSpec{APIMutant: "dual-write"}, reports.KindChainLostEffect, check.HopAPIBroker},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := runChain(t, openChain(t, "webhook", tc.cs))
+			t.Logf("%s in %v: %s\n%s", out.Verdict(), out.Duration.Round(time.Millisecond), out.Message(), notes(out))
+			if out.Verdict() != reports.Fail || !hasAnomaly(out.Result, tc.kind, tc.hop) {
+				t.Errorf("%s: %s, want fail with %s at hop %s:\n%s\n%s", tc.name, out.Verdict(), tc.kind, tc.hop, out.Message(), notes(out))
+			}
+			for _, a := range out.Result.Anomalies {
+				if a.Hop != tc.hop {
+					t.Errorf("%s: an anomaly at hop %s, want every one at %s: %s", tc.name, a.Hop, tc.hop, a.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestChainCorrect: the correct chain passes under a fault on every hop, on both brokers and on
+// webhooks, through
 // the driver of suites.RunT (the chain's spec a subtest, a failing or unknown verdict a test
 // error), with a fault of every kind on its timeline.
 func TestChainCorrect(t *testing.T) {
 	t.Parallel()
-	for _, transport := range []string{"amqp", "nats"} {
+	for _, transport := range []string{"amqp", "nats", "webhook"} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			tg := chainTarget(t, transport, selftest.ChainSpec{})

@@ -10,6 +10,7 @@ import (
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
+	"github.com/retrysafe/retrysafe/targets/history"
 )
 
 // The faults of each hop, one on each in one run, every one through the chain's nemesis (one
@@ -23,7 +24,12 @@ import (
 //     a moment later;
 //   - consumer: the consumer's link to its broker is silenced (its deliveries arrive, its acks
 //     do not), the consumer applies the operation's event, and every consumer instance is
-//     SIGKILLed before its ack reached the broker, then restarted: the broker redelivers.
+//     SIGKILLed before its ack reached the broker, then restarted: the broker redelivers. On a
+//     webhook the link is the one between the harness's receiver and the consumer, its answers
+//     silenced: the API sees no 2xx and its relay delivers again (the webhook's redelivery).
+//
+// On a webhook, api→broker is the API's link to the harness's receiver (the proxy
+// {{.EventsBroker}} names), which passes each delivery on to the consumer.
 const (
 	hopClient   = "client"
 	hopAPI      = "api"
@@ -210,31 +216,44 @@ func (h *hops) cutEventsLink(forward func() answer) answer {
 	return ans
 }
 
-// killConsumerBeforeAck silences the consumer's broker link, sends the attempt on, and, once
-// the consumer applied the operation's event (its ack lost on the silent link), SIGKILLs every
-// consumer instance, heals the link and restarts them: the broker redelivers the event.
+// killConsumerBeforeAck silences the consumer's link, sends the attempt on, and, once the
+// consumer applied the operation's event (its ack lost on the silent link), SIGKILLs every
+// consumer instance, heals the link and restarts them: the broker (or the API, for a webhook)
+// delivers the event again.
 func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 	cons := h.parts.Consumer
 	c := h.parts.Chain.EventConsumer()
-	link := cons.Faults.BrokerLink(c)
+	link := h.parts.ConsumerLink()
 	if link == nil || cons.Faults.Cluster == nil {
-		h.s.Notef("the consumer's hop: consumer %s has no broker link the harness proxies, or no lifecycle: not killed before its ack", c.Name)
+		h.s.Notef("the consumer's hop: consumer %s has no link the harness proxies, or no lifecycle: not killed before its ack", c.Name)
 		return forward()
 	}
-	silence := link.Timeout(0, faults.Upstream)
+	// The ack goes up a broker link (the consumer is its client), and down the receiver's link
+	// to a webhook consumer (the consumer answers).
+	silence, before := link.Timeout(0, faults.Upstream), "before its ack reached the broker"
+	if !c.IsQueue() {
+		before = "before its answer reached the API"
+		silence = renamed(link.Timeout(0, faults.Downstream), "receiver→consumer",
+			"the link from the harness's receiver to the consumer: the consumer's answers silenced (the API sees no 2xx)")
+	}
 	if err := h.s.Inject(silence); err != nil {
 		h.s.Notef("the consumer's hop: %v", err)
 		return forward()
 	}
+	silenced := time.Now() // what arrives from now on, the consumer answers in silence
 	ans := forward()
 	h.wg.Go(func() {
-		if !h.awaitApplied(ref) {
+		// An API delivers its webhooks one at a time, oldest first, and delivers the oldest
+		// again until the consumer answers it: while the answers are silenced, the event the
+		// consumer applies is the oldest pending, which may be another operation's.
+		anyEvent := !c.IsQueue()
+		if !h.awaitApplied(ref, anyEvent, silenced) {
 			h.s.Notef("the consumer's hop: ref %s's event was not applied within %v of its answer: the kill came without it", ref, h.appliedWait())
 		}
 		kills := make([]faults.Fault, cons.Faults.Cluster.Size())
 		for i := range kills {
 			kills[i] = renamed(cons.Faults.Cluster.KillFault(i), fmt.Sprintf("consumer instance %d", i),
-				fmt.Sprintf("SIGKILL the consumer's instance %d before its ack reached the broker (healed by a restart)", i))
+				fmt.Sprintf("SIGKILL the consumer's instance %d %s (healed by a restart)", i, before))
 			h.s.Inject(kills[i])
 		}
 		h.heal(silence)
@@ -245,11 +264,21 @@ func (h *hops) killConsumerBeforeAck(ref string, forward func() answer) answer {
 	return ans
 }
 
-// awaitApplied waits until the consumer applied ref's event (as the harness observed it).
-func (h *hops) awaitApplied(ref string) bool {
+// awaitApplied waits until the consumer applied ref's event (as the harness observed it, named
+// by ref or by the record ref's 2xx answers name), or, with anyEvent, any event observed since.
+func (h *hops) awaitApplied(ref string, anyEvent bool, since time.Time) bool {
 	deadline := time.Now().Add(h.appliedWait())
 	for time.Now().Before(deadline) && h.s.Ctx().Err() == nil {
-		for _, e := range h.s.eventsOf(h.parts, h.pub, h.start, []string{ref}) {
+		evs := h.s.eventsOf(h.parts, h.pub, h.start, ties(h.pub, ref, h.attemptsOf(ref)))
+		if anyEvent {
+			evs = nil
+			for _, e := range h.parts.API.EventsSeen(h.pub, since) {
+				if e.Err == "" {
+					evs = append(evs, e)
+				}
+			}
+		}
+		for _, e := range evs {
 			if n, err := h.s.effects(h.parts, e.ID); err == nil && n > 0 {
 				return true
 			}
@@ -257,6 +286,17 @@ func (h *hops) awaitApplied(ref string) bool {
 		h.s.SleepUntil(time.Now().Add(50 * time.Millisecond))
 	}
 	return false
+}
+
+// attemptsOf returns the client's attempts of ref that reached the API so far.
+func (h *hops) attemptsOf(ref string) []history.Attempt {
+	var out []history.Attempt
+	for a := range h.s.History.After(0) {
+		if !a.IsEvent() && a.Identity == ref {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // heal heals a fault and notes when the chain resumed.

@@ -121,7 +121,8 @@ func (s *S) observe(parts *framework.ChainParts, def *targets.Operation, pub *ta
 				op.Events[j].Copies++
 				continue
 			}
-			ce := check.ChainEvent{ID: e.ID, Seq: s.copyEvent(pub, e), Copies: 1, Effects: check.Count{Op: def.Name, Ref: op.Ref, Key: e.ID, Taken: true}}
+			ce := check.ChainEvent{ID: e.ID, Seq: s.copyEvent(pub, e), Copies: 1, Unaccepted: api.EventUnaccepted(pub, e.ID),
+				Effects: check.Count{Op: def.Name, Ref: op.Ref, Key: e.ID, Taken: true}}
 			ce.Effects.N, err = s.effects(parts, e.ID)
 			if err != nil {
 				ce.Effects.Err = s.History.Redactor().String(err.Error())
@@ -141,9 +142,13 @@ func (s *S) copyEvent(pub *targets.Publish, e check.Event) int64 {
 			return a.Seq
 		}
 	}
+	where := "on the broker"
+	if pub.Webhook != nil {
+		where = "at the harness's receiver"
+	}
 	return s.History.Add(history.Attempt{Op: pub.Name, Key: e.ID, Method: history.MethodEvent, URL: pub.Destination(),
 		ReqBody: e.Body, Start: e.At, End: e.At, Outcome: history.OK,
-		Note: "event " + pub.Name + " observed on the broker, on its way to the consumer"}).Seq
+		Note: "event " + pub.Name + " observed " + where + ", on its way to the consumer"}).Seq
 }
 
 func later(a, b time.Time) time.Time {

@@ -59,8 +59,13 @@ type ChainEvent struct {
 	// ID is the event id; Seq its first observation in the history.
 	ID  string
 	Seq int64
-	// Copies is how many times the harness observed it on the broker.
+	// Copies is how many times the harness observed it on the broker (or at its webhook
+	// receiver: each delivery).
 	Copies int
+	// Unaccepted says that the consumer accepted none of its deliveries: on a webhook the
+	// harness's receiver passed each on and the consumer answered none 2xx, so the API still
+	// held it, its to deliver again. Always false on a broker, which took it when observed.
+	Unaccepted bool
 	// Effects is the consumer's effects of the event.
 	Effects Count
 }
@@ -80,7 +85,9 @@ type ChainRun struct {
 // Each anomaly names the first hop where the operation broke, read from the joint history: two
 // records with two keys among the client's attempts is the client's, with one key the API's;
 // one record published under two event ids is the API→broker hop's; one event applied twice is
-// the consumer's. A count that could not be taken makes the operation unknown.
+// the consumer's; an event never applied is the consumer's, unless it was a webhook the consumer
+// never accepted and the API delivered once only (it is the API's to deliver again: api→broker).
+// A count that could not be taken makes the operation unknown.
 func Chain(run ChainRun) Result {
 	var r Result
 	for _, op := range run.Ops {
@@ -120,6 +127,10 @@ func chainOp(op ChainOp, eventsUnseen string) Result {
 	case len(op.Events) == 0:
 		r.Anomalies = append(r.Anomalies, chainAnomaly(reports.KindChainLostEffect, HopAPIBroker, op, attemptSeqs(op.Attempts),
 			"the API committed its record, but no event of it reached the broker"))
+	case effects == 0 && len(op.Events) == 1 && op.Events[0].Unaccepted && op.Events[0].Copies == 1:
+		r.Anomalies = append(r.Anomalies, chainAnomaly(reports.KindChainLostEffect, HopAPIBroker, op, chainEventSeqs(op.Events),
+			fmt.Sprintf("its event %s was delivered once, the consumer did not accept it, and the API never delivered it again",
+				op.Events[0].ID)))
 	case effects == 0:
 		r.Anomalies = append(r.Anomalies, chainAnomaly(reports.KindChainLostEffect, HopConsumer, op, chainEventSeqs(op.Events),
 			fmt.Sprintf("its event %s reached the broker (%s), and the consumer never applied it",

@@ -65,6 +65,12 @@ func TestChain(t *testing.T) {
 			verdict: reports.Fail, want: []string{"chain-lost-effect hop=api→broker seqs=1,2"}, says: []string{"no event of it reached the broker"}},
 		{name: "published, never applied", run: with(func(op *ChainOp) { op.Events = []ChainEvent{event(3, "evt_1", 0)} }),
 			verdict: reports.Fail, want: []string{"chain-lost-effect hop=consumer seqs=3"}, says: []string{"never applied it"}},
+		{name: "a webhook delivered once, not accepted, never delivered again", run: with(func(op *ChainOp) {
+			op.Events = []ChainEvent{{ID: "evt_1", Seq: 3, Copies: 1, Unaccepted: true, Effects: Counted(0)}}
+		}), verdict: reports.Fail, want: []string{"chain-lost-effect hop=api→broker seqs=3"}, says: []string{"never delivered it again"}},
+		{name: "a webhook delivered again, never accepted, never applied", run: with(func(op *ChainOp) {
+			op.Events = []ChainEvent{{ID: "evt_1", Seq: 3, Copies: 3, Unaccepted: true, Effects: Counted(0)}}
+		}), verdict: reports.Fail, want: []string{"chain-lost-effect hop=consumer seqs=3"}, says: []string{"never applied it"}},
 		{name: "a failed operation without an event is no loss", run: with(func(op *ChainOp) { op.Reported, op.Events = ChainFailed, nil }),
 			verdict: reports.Pass},
 		{name: "an unreported operation without an effect is no loss", run: with(func(op *ChainOp) {

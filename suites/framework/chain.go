@@ -32,7 +32,8 @@ type ChainParts struct {
 	// Chain is the chain's declaration.
 	Chain *targets.Chain
 
-	harnesses []*Harness // closed newest first
+	harnesses []*Harness    // closed newest first
+	webhook   *faults.Proxy // the receiver's link to a webhook consumer (nil on a broker)
 }
 
 // Chain returns the running parts of a chain target; nil for any other target.
@@ -64,7 +65,44 @@ func (h *Harness) openChain(ctx context.Context) (*ChainParts, error) {
 		parts.harnesses = append(parts.harnesses, ph)
 		*part.env = ph.env
 	}
+	if err := parts.passEventsOn(); err != nil {
+		parts.close()
+		return nil, err
+	}
 	return parts, nil
+}
+
+// passEventsOn links a chain whose API delivers its events by webhook: the harness's receiver
+// (where the API's part delivers them, observed) passes each delivery on to the consumer's first
+// instance through a fault proxy of the consumer part's, the webhook's analogue of a queue
+// consumer's broker link, and answers the API as the consumer answered, so that a delivery the
+// consumer did not take is the API's to deliver again. A broker's chain needs nothing: the
+// consumer reads the exchange or stream the API publishes to.
+func (p *ChainParts) passEventsOn() error {
+	_, pub := p.Chain.Published()
+	if pub.Webhook == nil {
+		return nil
+	}
+	c := p.Chain.EventConsumer()
+	proxy, via, err := p.Consumer.Faults.ProxyFor(0)
+	if err != nil {
+		return fmt.Errorf("chain.consumer: the fault proxy in front of consumer %s: %w", c.Name, err)
+	}
+	if err := p.API.Faults.PassEventsOn(pub, via.URL.JoinPath(c.Path).String()); err != nil {
+		return fmt.Errorf("chain.api: %w", err)
+	}
+	p.webhook = proxy
+	return nil
+}
+
+// ConsumerLink returns the fault proxy through which the chain's events reach the consumer: a
+// queue consumer's broker link ({{.Broker}}), or the link between the harness's receiver and a
+// webhook consumer; nil when the harness proxies none.
+func (p *ChainParts) ConsumerLink() *faults.Proxy {
+	if p.webhook != nil {
+		return p.webhook
+	}
+	return p.Consumer.Faults.BrokerLink(p.Chain.EventConsumer())
 }
 
 // close closes the parts' harnesses, the consumer's first.

@@ -129,3 +129,22 @@ func (f *Faults) PublicationsHeld(ctx context.Context, i int, tn *targets.Tenant
 	defer hc.CloseIdleConnections()
 	return f.t.HeldPublications(ctx, hc, &f.t.Instances[i], tn)
 }
+
+// PassEventsOn makes the harness's receiver pass every webhook delivery of the API's events on
+// to url (a chain's consumer) and answer the API as the consumer answered (faults.EventReceiver
+// PassOn): the API's webhook then reaches the consumer, the harness observing it on the way.
+func (f *Faults) PassEventsOn(p *targets.Publish, url string) error {
+	k := f.events
+	if k == nil || k.receiver == nil || p.Webhook == nil {
+		return fmt.Errorf("event %s is not delivered to the harness's webhook receiver", p.Name)
+	}
+	for _, w := range k.watches {
+		if w.p.Webhook != nil {
+			w.mu.Lock()
+			w.accepted = map[string]bool{}
+			w.mu.Unlock()
+		}
+	}
+	k.receiver.PassOn(url, k.answered)
+	return nil
+}

@@ -44,8 +44,9 @@ type eventWatch struct {
 	refused string          // why it cannot be observed (its specs skip with this reason)
 	to      string          // the host:port the API publishes it to (its broker's, or the receiver's)
 
-	mu   sync.Mutex
-	seen []check.Event
+	mu       sync.Mutex
+	seen     []check.Event
+	accepted map[string]bool // the ids the consumer accepted, when the receiver passes them on (else nil)
 }
 
 // pendingEvent is an event observed before the history existed.
@@ -192,20 +193,40 @@ func (w *eventWatch) observe(ctx context.Context, k *eventKit) error {
 
 // received routes a webhook delivery to the event declared on its path (or on any path).
 func (k *eventKit) received(r faults.Received) {
+	if w := k.webhookWatch(r.Path); w != nil {
+		k.record(w, targets.EventMessage{Body: r.Body, Header: r.Header}, r.At, "POST "+r.Path)
+	}
+}
+
+// webhookWatch returns the webhook event declared on path, or else on any path; nil for none.
+func (k *eventKit) webhookWatch(path string) *eventWatch {
 	var any *eventWatch
 	for _, w := range k.watches {
 		switch {
 		case w.p.Webhook == nil:
-		case w.p.Webhook.Path == r.Path:
-			k.record(w, targets.EventMessage{Body: r.Body, Header: r.Header}, r.At, "POST "+r.Path)
-			return
+		case w.p.Webhook.Path == path:
+			return w
 		case w.p.Webhook.Path == "" && any == nil:
 			any = w
 		}
 	}
-	if any != nil {
-		k.record(any, targets.EventMessage{Body: r.Body, Header: r.Header}, r.At, "POST "+r.Path)
+	return any
+}
+
+// answered keeps which events the consumer accepted (answered 2xx) when the receiver passes the
+// deliveries on.
+func (k *eventKit) answered(r faults.Received, status int) {
+	w := k.webhookWatch(r.Path)
+	if w == nil || status/100 != 2 {
+		return
 	}
+	id, err := w.p.EventID(targets.EventMessage{Body: r.Body, Header: r.Header})
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.accepted[id] = true
 }
 
 // record reads an observed event's id and tie and keeps it, as an entry of the history.
@@ -323,4 +344,16 @@ func (e *Env) EventsUnseen(p *targets.Publish) string {
 		return fmt.Sprintf("the harness's observer of %s stopped: %v", w.where(), w.obs.Lost())
 	}
 	return ""
+}
+
+// EventUnaccepted reports whether the receiver passes the deliveries of webhook event p on
+// (PassEventsOn) and the consumer accepted (answered 2xx) none of those of event id.
+func (e *Env) EventUnaccepted(p *targets.Publish, id string) bool {
+	w := e.Faults.events.watch(p)
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.accepted != nil && !w.accepted[id]
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/retrysafe/retrysafe/targets"
@@ -17,7 +18,7 @@ import (
 // ChainSpec says which reference chain ManagedChain describes: the reference client, the
 // reference API with its outbox, the broker, and the reference consumer, each as a mutant or not.
 type ChainSpec struct {
-	// Transport is the events' transport: amqp or nats.
+	// Transport is the events' transport: amqp, nats or webhook.
 	Transport string
 	// Binary is the retrysafe binary every part's lifecycle starts.
 	Binary string
@@ -40,17 +41,23 @@ const (
 )
 
 // ManagedChain describes the reference chain the harness starts (`retrysafe run --chain`): the
-// reference API with its outbox on SQLite (reference-events-TRANSPORT.yaml), the reference queue
-// consumer on SQLite (consumer-amqp-nosink-managed.yaml, consumer-nats-managed.yaml) bound to the
-// exchange, or reading the stream, the API publishes to, and the reference client
+// reference API with its outbox on SQLite (reference-events-TRANSPORT.yaml), the reference
+// consumer on SQLite (consumer-amqp-nosink-managed.yaml, consumer-nats-managed.yaml,
+// consumer-webhook-nosink-managed.yaml) bound to the exchange, or reading the stream, the API
+// publishes to, or taking the API's webhooks (signed the Standard Webhooks way with the secret
+// it verifies) from the harness's receiver that passes them on, and the reference client
 // (chain-client-managed.yaml) acting as the API's first tenant.
 func ManagedChain(cs ChainSpec) (*targets.Target, error) {
-	if cs.Transport != reference.EventsAMQP && cs.Transport != reference.EventsNATS {
-		return nil, fmt.Errorf("unknown chain transport %q (known: amqp, nats)", cs.Transport)
+	if !slices.Contains(eventsTransports, cs.Transport) {
+		return nil, fmt.Errorf("unknown chain transport %q (known: amqp, nats, webhook)", cs.Transport)
 	}
 	names := cmp.Or(cs.Names, "chain")
-	api, err := ManagedEvents(EventsSpec{Transport: cs.Transport, Store: "sqlite", DSN: filepath.Join(cs.Dir, "chain-api.db"),
-		Binary: cs.Binary, Mutant: cs.APIMutant, Within: chainWithin, Retention: time.Hour, LockTimeout: chainLockTimeout, Names: names})
+	es := EventsSpec{Transport: cs.Transport, Store: "sqlite", DSN: filepath.Join(cs.Dir, "chain-api.db"),
+		Binary: cs.Binary, Mutant: cs.APIMutant, Within: chainWithin, Retention: time.Hour, LockTimeout: chainLockTimeout, Names: names}
+	if cs.Transport == reference.EventsWebhook {
+		es.Signing, es.Secret = "standard-webhooks", newWebhookSecret()
+	}
+	api, err := ManagedEvents(es)
 	if err != nil {
 		return nil, fmt.Errorf("the API: %w", err)
 	}
@@ -66,16 +73,17 @@ func ManagedChain(cs ChainSpec) (*targets.Target, error) {
 		topology["RETRYSAFE_NATS_DURABLE"] = queue
 	}
 	// The consumer reads the event id where the API puts it: the message id (AMQP's message_id,
-	// JetStream's Nats-Msg-Id). On RabbitMQ that is the no-sink consumer (it calls nothing of the
-	// harness's); on JetStream the no-sink one reads a header of the harness's own, so the chain
-	// takes the one that calls the harness's sink for each effect.
+	// JetStream's Nats-Msg-Id), the body's id on a webhook (webhook-id too). On RabbitMQ and
+	// webhooks that is the no-sink consumer (it calls nothing of the harness's); on JetStream the
+	// no-sink one reads a header of the harness's own, so the chain takes the one that calls the
+	// harness's sink for each effect.
 	shape := consumer.ShapeNoSink
 	if cs.Transport == reference.EventsNATS {
 		shape = consumer.ShapeSink
 	}
 	cons, err := ManagedConsumer(ConsumerSpec{Transport: cs.Transport, Store: "sqlite", DSN: filepath.Join(cs.Dir, "chain-consumer.db"),
 		Binary: cs.Binary, Mutant: cs.ConsumerMutant, LockTimeout: chainLockTimeout, DedupeRetention: time.Hour, Names: names,
-		Shape: shape, Topology: topology})
+		Shape: shape, Topology: topology, Secret: es.Secret})
 	if err != nil {
 		api.Close()
 		return nil, fmt.Errorf("the consumer: %w", err)

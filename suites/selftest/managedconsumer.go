@@ -39,6 +39,9 @@ type ConsumerSpec struct {
 	// Topology overrides names of its broker topology (the variables topologyNames sets): a
 	// chain's consumer binds to the exchange, or reads the stream, its API publishes to.
 	Topology map[string]string
+	// Secret is the webhook consumer's signing secret ("" = a fresh one): a chain's consumer
+	// verifies what its API signs.
+	Secret string
 }
 
 // managedQueueInstances is how many instances of a reference queue consumer run: competing
@@ -77,8 +80,6 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := make([]byte, 24)
-	_, _ = rand.Read(secret) // crypto/rand.Read never fails
 	mutant := cs.Mutant
 	if mutant == "" {
 		mutant = "none"
@@ -88,7 +89,7 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 		"RETRYSAFE_STORE": cs.Store, "RETRYSAFE_DSN": cs.DSN,
 		"RETRYSAFE_DURABLE": fmt.Sprint(cs.Store != "memory"), "RETRYSAFE_LOCK_TIMEOUT": cs.LockTimeout.String(),
 		"RETRYSAFE_DEDUPE_RETENTION": cs.DedupeRetention.String(), "RETRYSAFE_MUTANT": mutant,
-		"RETRYSAFE_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(secret),
+		"RETRYSAFE_WEBHOOK_SECRET": cmp.Or(cs.Secret, newWebhookSecret()),
 	}
 	maps.Copy(vars, topologyNames(cmp.Or(cs.Names, "run"), cs.Transport))
 	maps.Copy(vars, cs.Topology)
@@ -113,6 +114,13 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 	}
 	t.Own(reserved) // the instances' ports stay theirs until the target closes
 	return t, nil
+}
+
+// newWebhookSecret is a fresh Standard Webhooks secret: whsec_ and 24 random bytes in base64.
+func newWebhookSecret() string {
+	secret := make([]byte, 24)
+	_, _ = rand.Read(secret) // crypto/rand.Read never fails
+	return "whsec_" + base64.StdEncoding.EncodeToString(secret)
 }
 
 // topologyNames are the names of a queue consumer's topology, labelled and unique to the run

@@ -44,6 +44,8 @@ type EventsSpec struct {
 	Retention, LockTimeout time.Duration
 	// Names labels the names of the exchange or stream (broker.UniqueName): "" = "run".
 	Names string
+	// Signing and Secret sign the API's webhooks (serve --events-signing): "" = unsigned.
+	Signing, Secret string
 }
 
 // eventsWithin is the self-test's publishes[].within, what the reference API can honestly
@@ -84,6 +86,7 @@ func ManagedEvents(es EventsSpec) (*targets.Target, error) {
 		"RETRYSAFE_RETENTION":       cmp.Or(es.Retention, reference.DefaultRetention).String(),
 		"RETRYSAFE_LOCK_TIMEOUT":    cmp.Or(es.LockTimeout, reference.DefaultLockTimeout).String(),
 		"RETRYSAFE_EVENTS_EXCHANGE": name, "RETRYSAFE_EVENTS_STREAM": name, "RETRYSAFE_EVENTS_SUBJECT": name + ".orders.created",
+		"RETRYSAFE_EVENTS_SIGNING": cmp.Or(es.Signing, "none"), "RETRYSAFE_WEBHOOK_SECRET": es.Secret,
 	}
 	t, err := targets.Parse("reference-events-"+es.Transport+".yaml (embedded)", doc, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {

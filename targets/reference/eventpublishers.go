@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/targets/broker"
+	"github.com/retrysafe/retrysafe/targets/webhook"
 )
 
 // The transports the reference API publishes its events on (serve --events).
@@ -29,6 +30,10 @@ type EventsTarget struct {
 	Stream, Subject string
 	// WebhookTimeout bounds one webhook delivery (at least a second).
 	WebhookTimeout time.Duration
+	// WebhookSigner signs each webhook delivery under its scheme (Standard Webhooks: the
+	// event's id in webhook-id), so that a consumer that verifies signatures takes it as it
+	// comes; nil (or the none scheme) = unsigned.
+	WebhookSigner *webhook.Signer
 }
 
 // Default event destinations of `retrysafe serve --events`.
@@ -48,7 +53,7 @@ func OpenEventPublisher(t EventsTarget) (EventPublisher, error) {
 		if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
 			return nil, fmt.Errorf("events webhook URL %q: want http:// or https://", t.URL)
 		}
-		return &webhookPublisher{url: t.URL, hc: &http.Client{Timeout: max(t.WebhookTimeout, time.Second)}}, nil
+		return &webhookPublisher{url: t.URL, hc: &http.Client{Timeout: max(t.WebhookTimeout, time.Second)}, signer: t.WebhookSigner}, nil
 	case EventsAMQP:
 		if t.Exchange == "" {
 			return nil, fmt.Errorf("events on amqp need an exchange (the default exchange routes to one queue only)")
@@ -116,12 +121,13 @@ func (p *brokerPublisher) Close() error {
 
 // webhookPublisher POSTs each event to one URL; a 2xx confirms it.
 type webhookPublisher struct {
-	url string
-	hc  *http.Client
+	url    string
+	hc     *http.Client
+	signer *webhook.Signer // nil: unsigned
 }
 
 // Publish implements EventPublisher: the payload as JSON, the event's id in Event-Id and its
-// type in Event-Type.
+// type in Event-Type, signed (when the publisher signs) at the time of this publication.
 func (p *webhookPublisher) Publish(ctx context.Context, e OutboxEvent, payload []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(payload))
 	if err != nil {
@@ -131,6 +137,15 @@ func (p *webhookPublisher) Publish(ctx context.Context, e OutboxEvent, payload [
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Event-Id", e.ID)
 	req.Header.Set("Event-Type", e.Type)
+	if p.signer != nil {
+		signed, err := p.signer.Sign(e.ID, time.Now(), payload)
+		if err != nil {
+			return fmt.Errorf("sign the webhook: %w", err)
+		}
+		for name, vals := range signed {
+			req.Header[name] = vals
+		}
+	}
 	resp, err := p.hc.Do(req)
 	if err != nil {
 		return err

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/retrysafe/retrysafe/targets/webhook"
 )
 
 // capturePublisher is an EventPublisher that keeps what it is given (and fails while failing is
@@ -186,5 +189,36 @@ func TestWebhookPublisher(t *testing.T) {
 		if _, err := OpenEventPublisher(bad); err == nil {
 			t.Errorf("%+v was accepted", bad)
 		}
+	}
+}
+
+// A signing webhook publisher signs each delivery the Standard Webhooks way, the event's id in
+// webhook-id: a consumer with the same secret verifies it, one with another secret does not.
+func TestWebhookPublisherSigns(t *testing.T) {
+	signer, err := webhook.New(webhook.Config{Scheme: webhook.SchemeStandard, Secret: "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := webhook.New(webhook.Config{Scheme: webhook.SchemeStandard, Secret: "whsec_b3RoZXItb3RoZXItb3RoZXI="})
+	var verified, foreign error
+	var id string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id = r.Header.Get("Webhook-Id")
+		verified, foreign = signer.Verify(r.Header, body, time.Now()), other.Verify(r.Header, body, time.Now())
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	pub, err := OpenEventPublisher(EventsTarget{Transport: EventsWebhook, URL: srv.URL, WebhookSigner: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	e := OutboxEvent{ID: "evt_2", Type: EventOrderCreated, Data: []byte(`{}`)}
+	if err := pub.Publish(context.Background(), e, e.Payload(time.Now())); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if id != e.ID || verified != nil || !errors.Is(foreign, webhook.ErrBadSignature) {
+		t.Errorf("webhook-id %q (want %q), verified: %v, with another secret: %v (want %v)", id, e.ID, verified, foreign, webhook.ErrBadSignature)
 	}
 }
