@@ -14,7 +14,7 @@ func TestAMQPHandlesEachMessageOnce(t *testing.T) {
 	rec := newRecorder()
 	opts := amqpOptions(topo)
 	opts.Prefetch = 4
-	opts.Settled = rec.settled
+	opts.Settled = rec.settle
 	r := start(t, opts, func(ctx context.Context, m Message) Decision {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)

@@ -16,7 +16,7 @@ func TestNATSHandlesEachMessageOnce(t *testing.T) {
 	topo, pub := natsStream(t, false)
 	rec := newRecorder()
 	opts := natsOptions(topo)
-	opts.Settled = rec.settled
+	opts.Settled = rec.settle
 	r := start(t, opts, rec.acking)
 	all := ids("m", 20)
 	publish(t, pub, all...)
@@ -76,7 +76,7 @@ func TestNATSDropTerminates(t *testing.T) {
 	topo, pub := natsStream(t, true)
 	rec := newRecorder()
 	opts := natsOptions(topo)
-	opts.Settled = rec.settled
+	opts.Settled = rec.settle
 	r := start(t, opts, func(_ context.Context, m Message) Decision {
 		rec.record(m)
 		if m.ID == "drop" {
@@ -86,6 +86,9 @@ func TestNATSDropTerminates(t *testing.T) {
 	})
 	publish(t, pub, "drop", "after")
 	rec.waitAcked(t, []string{"after"})
+	// The handlings run at once: "after" may be acked before "drop" was terminated, and a stop
+	// then would close the link under the term (CI, cold cache: AckPending 1 ten seconds on).
+	rec.waitSettled(t, Drop, []string{"drop"})
 	r.stop(t)
 	// Term, unlike DoubleAck, is not confirmed, and JetStream applies acks on a queue of its
 	// own, so the state is read until the term shows or the wait ends.

@@ -14,26 +14,29 @@ type delivered struct {
 	at time.Time
 }
 
-// recorder records the messages a handler saw, and the acks Run carried out, and lets a test
-// wait for a count.
+// recorder records the messages a handler saw, and the decisions (acks, drops) Run carried
+// out, and lets a test wait for a count.
 type recorder struct {
 	mu      sync.Mutex
 	got     map[string][]delivered
-	acked   map[string]int
+	settled map[Decision]map[string]int
 	changed chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{got: map[string][]delivered{}, acked: map[string]int{}, changed: make(chan struct{}, 1)}
+	return &recorder{got: map[string][]delivered{}, settled: map[Decision]map[string]int{}, changed: make(chan struct{}, 1)}
 }
 
-// settled is an Options.Settled that counts the acks handed to the link.
-func (r *recorder) settled(m Message, d Decision, err error) {
-	if d != Ack || err != nil {
+// settle is an Options.Settled that counts the decisions handed to the link without an error.
+func (r *recorder) settle(m Message, d Decision, err error) {
+	if err != nil {
 		return
 	}
 	r.mu.Lock()
-	r.acked[m.ID]++
+	if r.settled[d] == nil {
+		r.settled[d] = map[string]int{}
+	}
+	r.settled[d][m.ID]++
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:
@@ -44,10 +47,16 @@ func (r *recorder) settled(m Message, d Decision, err error) {
 // waitAcked waits until every id was acknowledged.
 func (r *recorder) waitAcked(t *testing.T, ids []string) {
 	t.Helper()
+	r.waitSettled(t, Ack, ids)
+}
+
+// waitSettled waits until each of ids was settled with decision d (handed to the link).
+func (r *recorder) waitSettled(t *testing.T, d Decision, ids []string) {
+	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
 		r.mu.Lock()
-		missing := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return r.acked[id] > 0 })
+		missing := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return r.settled[d][id] > 0 })
 		r.mu.Unlock()
 		if len(missing) == 0 {
 			return
@@ -55,7 +64,7 @@ func (r *recorder) waitAcked(t *testing.T, ids []string) {
 		select {
 		case <-r.changed:
 		case <-deadline:
-			t.Fatalf("not acknowledged after %v: %v", waitLimit, missing)
+			t.Fatalf("not settled (%v) after %v: %v", d, waitLimit, missing)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestNATSPushDeclaredStream(t *testing.T) {
 	}
 	t.Cleanup(func() { topo.Teardown(context.Background()) })
 	rec := newRecorder()
-	opts.Settled = rec.settled
+	opts.Settled = rec.settle
 	first := start(t, opts, rec.acking)
 	second := opts
 	second.DeleteOnExit = true
@@ -69,7 +69,7 @@ func TestAMQPDeclaredQueue(t *testing.T) {
 	topo.Exchange, topo.RoutingKey = "", ""
 	t.Cleanup(func() { topo.Teardown(context.Background()) })
 	rec := newRecorder()
-	opts := Options{Broker: AMQP, URL: testAMQPURL(), Queue: topo.Queue, Declare: true, Settled: rec.settled}
+	opts := Options{Broker: AMQP, URL: testAMQPURL(), Queue: topo.Queue, Declare: true, Settled: rec.settle}
 	r := start(t, opts, rec.acking)
 	pub, err := broker.NewAMQPPublisher(testContext(t), topo.URL, "", topo.Queue)
 	if err != nil {
