@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -335,7 +336,10 @@ func (a *api) settle() {
 	}
 }
 
-// history returns this scenario's attempts, in the order they arrived.
+// history returns this scenario's attempts, in the order they arrived (by Start: an attempt is
+// recorded once it was answered, and a client that saw its connection closed or its answer may
+// send its next attempt before the handler recorded the last one, so Seq can be out of that
+// order on a loaded machine).
 func (a *api) history() []history.Attempt {
 	a.mu.Lock()
 	seqs := append([]int64(nil), a.seqs...)
@@ -350,5 +354,6 @@ func (a *api) history() []history.Attempt {
 			out = append(out, at)
 		}
 	}
+	slices.SortStableFunc(out, func(x, y history.Attempt) int { return x.Start.Compare(y.Start) })
 	return out
 }
