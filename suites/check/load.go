@@ -37,8 +37,10 @@ type LoadResult struct {
 	// the judgement is then unknown.
 	BodyErr string
 	// PastRetention counts the operations retried past their key's declared retention (a 2xx
-	// attempt that started a retention or more after the operation's first): a new execution
-	// is what the contract promises then, and their records and answers are not compared.
+	// attempt that ended a retention or more after the operation's first started: the API may
+	// have taken it up that late, and its key is as old as its first claim, no older than the
+	// first attempt): a new execution is what the contract promises then, and their records and
+	// answers are not compared.
 	PastRetention int
 }
 
@@ -71,7 +73,7 @@ type loadOp struct {
 	origHash   [16]byte // the first half of its SHA-256
 	successes  int32
 	origStatus int16
-	late       bool // a 2xx attempt started a retention or more after firstStart
+	late       bool // a 2xx attempt ended a retention or more after firstStart
 }
 
 // seqs are the attempts to show for an operation: its first and last 2xx answers.
@@ -147,7 +149,12 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 	}
 	switch {
 	case is2xx(a.Status):
-		pastRetention := c.retention > 0 && a.Start.UnixNano()-k.firstStart >= int64(c.retention)
+		// The API takes an attempt up between its start and its end, and the key's age is
+		// counted from its first claim, after firstStart: only an attempt that ended within the
+		// retention surely found the key alive. (Judged by its start, a correct API was accused
+		// on a loaded runner: a retry that started 3 s minus a little after the first reached
+		// the API after its key had expired.)
+		pastRetention := c.retention > 0 && a.End.UnixNano()-k.firstStart >= int64(c.retention)
 		k.late = k.late || pastRetention
 		if k.successes == 0 {
 			k.origSeq, k.origStatus, k.origBody = a.Seq, int16(a.Status), a.Body
@@ -249,7 +256,7 @@ func (c *LoadChecker) Finish(records func(id int32) (int, bool), name func(id in
 // and body, the profile's ignored JSON paths left out); no 5xx; no status other than 2xx,
 // the profile's in-flight status and 429. An attempt without an answer (unknown) is never
 // held against the target, and neither is a second record or another answer after a 2xx
-// attempt that started the declared retention (0: none) or more after the operation's first
+// attempt that ended the declared retention (0: none) or more after the operation's first started
 // (its key may have expired: LoadResult.PastRetention counts them). Load is pure: it reads
 // nothing but its arguments.
 func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.Profile, retention time.Duration) *LoadResult {

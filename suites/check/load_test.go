@@ -137,6 +137,14 @@ func TestCheckLoad(t *testing.T) {
 			want:   []string{"duplicate-record a", "replay-differs a"},
 		},
 		{
+			name: "a retry that started within the key's retention but ended past it may have found the key expired",
+			attempts: []history.Attempt{
+				answer(1, "a", 201, `{"id":"1"}`, 0, 4),
+				answer(2, "a", 201, `{"id":"2"}`, 990, 20),
+			},
+			counts: map[string]int{"a": 2},
+		},
+		{
 			name:     "an operation that was not counted is not checked for records",
 			attempts: []history.Attempt{answer(1, "a", 201, `{"id":"1"}`, 0, 1)},
 			counts:   map[string]int{},
