@@ -27,10 +27,17 @@ const retryMaxEnv = "RETRYABLEHTTP_RETRY_MAX"
 // operation a POST whose Idempotency-Key is set once, before the first attempt; the library
 // retries it. The run's configuration sets RetryMax (RETRYABLEHTTP_RETRY_MAX in its env);
 // configure sets the rest up.
+// retryWaitMin is the SDK's RetryWaitMin, declared as the backoff's initial in
+// testdata/retryablehttp.yaml.
+const retryWaitMin = 400 * time.Millisecond
+
 func payments(configure func(*retryablehttp.Client)) suites.ClientFunc {
 	return func(ctx context.Context, run suites.ClientRun) error {
 		c := retryablehttp.NewClient()
-		c.RetryWaitMin = 50 * time.Millisecond
+		// 400 ms, not the library's 1 s (a shorter test), nor less: a loaded runner delays an
+		// in-process client's retries by tens of milliseconds the harness cannot see as its own
+		// stalls (CI: 50 ms waits came after 102-109 ms), past a 50 ms envelope's 20 ms slack.
+		c.RetryWaitMin = retryWaitMin
 		c.HTTPClient.Timeout = time.Second
 		c.Logger = nil
 		if v, ok := run.Env[retryMaxEnv]; ok {
@@ -168,7 +175,7 @@ func TestRetryableHTTPLinearJitter(t *testing.T) {
 	}
 	rec := &recorder{t: t}
 	run := suites.RunClientT(rec, "testdata/retryablehttp-linear.yaml", payments(func(c *retryablehttp.Client) {
-		c.Backoff, c.RetryWaitMax = retryablehttp.LinearJitterBackoff, 100*time.Millisecond
+		c.Backoff, c.RetryWaitMin, c.RetryWaitMax = retryablehttp.LinearJitterBackoff, 50*time.Millisecond, 100*time.Millisecond
 	}), suites.Select("property:backoff", ""))
 	got, kinds := verdicts(run)
 	if got["backoff"] != reports.Pass || len(rec.errs) > 0 {
