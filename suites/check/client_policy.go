@@ -133,36 +133,37 @@ func RetryAfter(r ClientRun, p targets.RetryPolicy) Result {
 // rejections flags a resend, with the same key, of an answer the policy never resends
 // (retried-rejection) and reports whether the operation got one.
 func (j *judge) rejections(op ClientOp, p targets.RetryPolicy) bool {
-	i := slices.IndexFunc(op.Attempts, func(a history.Attempt) bool { return slices.Contains(p.Never, a.Status) })
-	if i < 0 {
-		return false
-	}
-	a := op.Attempts[i]
-	for _, b := range op.Attempts[i+1:] {
-		if b.Key == a.Key {
-			j.add(clientAnomaly(reports.KindRetriedRejection, b, fmt.Sprintf(
+	return j.resentAfter(op, func(a history.Attempt) bool { return slices.Contains(p.Never, a.Status) },
+		func(a, b history.Attempt) reports.Anomaly {
+			return clientAnomaly(reports.KindRetriedRejection, b, fmt.Sprintf(
 				"operation %s was resent with the same key after the API rejected it with %d: the request is wrong, not unlucky",
-				op.Identity, a.Status), a.Seq, b.Seq))
-			break
-		}
-	}
-	return true
+				op.Identity, a.Status), a.Seq, b.Seq)
+		})
 }
 
 // undeclaredRetries flags a retry, with the same key, of an answer whose status the policy
 // neither retries nor never resends (undeclared-retry) and reports whether the operation got
 // one.
 func (j *judge) undeclaredRetries(op ClientOp, p targets.RetryPolicy) bool {
-	i := slices.IndexFunc(op.Attempts, func(a history.Attempt) bool { return undeclared(a, p) })
+	return j.resentAfter(op, func(a history.Attempt) bool { return undeclared(a, p) },
+		func(a, b history.Attempt) reports.Anomaly {
+			return clientAnomaly(reports.KindUndeclaredRetry, b, fmt.Sprintf(
+				"operation %s was retried after %s, a status the client declares neither in retry.retries nor in retry.never",
+				op.Identity, answerWords(a)), a.Seq, b.Seq)
+		})
+}
+
+// resentAfter finds op's first attempt that answer picks and flags (anomaly) the first later
+// attempt with its key; it reports whether op got such an answer.
+func (j *judge) resentAfter(op ClientOp, answer func(history.Attempt) bool, anomaly func(a, b history.Attempt) reports.Anomaly) bool {
+	i := slices.IndexFunc(op.Attempts, answer)
 	if i < 0 {
 		return false
 	}
 	a := op.Attempts[i]
 	for _, b := range op.Attempts[i+1:] {
 		if b.Key == a.Key {
-			j.add(clientAnomaly(reports.KindUndeclaredRetry, b, fmt.Sprintf(
-				"operation %s was retried after %s, a status the client declares neither in retry.retries nor in retry.never",
-				op.Identity, answerWords(a)), a.Seq, b.Seq))
+			j.add(anomaly(a, b))
 			break
 		}
 	}
