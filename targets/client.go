@@ -93,6 +93,10 @@ type ClientVars struct {
 	Ops string
 	// OpsFile is a JSON file [{"ref": ..., "params": {...}}] of the operations, every one.
 	OpsFile string
+	// Restart is "0" on the client's first start in a scenario and "1" when the harness starts
+	// it again after killing it (restart-reuses-key): a CLI whose contract is "after a crash,
+	// run again to resume only" reads it, e.g. OPS: '{{if eq .Restart "1"}}0{{else}}{{.Ops}}{{end}}'.
+	Restart string
 }
 
 // ResponseVars are what a success response template sees: the attempt's key, the record's
@@ -103,7 +107,7 @@ type ResponseVars struct {
 
 // clientVarFields and responseFields are the placeholders of a client's templates.
 var (
-	clientVarFields = []string{"URL", "CAFile", "State", "Ref", "Ops", "OpsFile"}
+	clientVarFields = []string{"URL", "CAFile", "State", "Ref", "Ops", "OpsFile", "Restart"}
 	responseFields  = []string{"Key", "Seq", "Ref"}
 )
 

@@ -20,8 +20,16 @@ type RetryPolicy struct {
 	AttemptTimeout time.Duration
 	// Retries are what the client retries: reset (the connection closed without an answer),
 	// timeout (no answer within the attempt timeout), 5xx, or a status code (default reset,
-	// timeout, 5xx, 409, 429).
+	// timeout, 5xx, 409, 429), in the order the file lists them; its conditional entries are
+	// RetriesWhen.
 	Retries []string
+	// RetriesWhen are the conditional entries of retries ({status: 429, when: {jsonpath:
+	// $.error.code, equals: lock_timeout}}): each makes its status retried only when the
+	// answer's body meets its condition (see Decide).
+	RetriesWhen []RetryWhen
+	// ShouldRetryHeader, when set, is a header of the API's answers whose value decides over
+	// everything else (retry.should_retry_header; see Decide).
+	ShouldRetryHeader *ShouldRetryHeader
 	// Never are the statuses never resent with the same key (default 400, 401, 403, 404, 422).
 	Never []int
 	// HonorsRetryAfter says the client waits at least a Retry-After (default true): on every
@@ -51,19 +59,24 @@ func DefaultRetryPolicy() RetryPolicy {
 		Backoff: Backoff{Initial: 100 * time.Millisecond, Multiplier: 2, Max: 2 * time.Second, Jitter: JitterFull}}
 }
 
-// RetriesStatus reports whether the policy retries an answer with this status.
+// RetriesStatus reports whether the policy retries an answer with this status whatever its
+// content: the status listed in retries, or the class 5xx for a status no conditional entry
+// names (Decide judges one answer, conditions and the should-retry header included).
 func (p RetryPolicy) RetriesStatus(status int) bool {
 	if slices.Contains(p.Never, status) {
 		return false
 	}
-	return slices.Contains(p.Retries, strconv.Itoa(status)) || status >= 500 && slices.Contains(p.Retries, "5xx")
+	if slices.Contains(p.Retries, strconv.Itoa(status)) {
+		return true
+	}
+	return status >= 500 && slices.Contains(p.Retries, "5xx") && !p.Conditional(status)
 }
 
 // Declares reports whether the policy says what the client does with an answer of this status:
-// it retries it, or never resends it. A retry of a status it does not declare is a retry the
-// policy does not describe (undeclared-retry).
+// it retries it (always, or on a condition), or never resends it. A retry of a status it does
+// not declare is a retry the policy does not describe (undeclared-retry).
 func (p RetryPolicy) Declares(status int) bool {
-	return p.RetriesStatus(status) || slices.Contains(p.Never, status)
+	return p.RetriesStatus(status) || p.Conditional(status) || slices.Contains(p.Never, status)
 }
 
 // RetriedStatuses are the status codes the policy lists in retries, in the order listed (not
@@ -93,7 +106,16 @@ func (p RetryPolicy) Deviations() []string {
 	def := DefaultRetryPolicy()
 	var out []string
 	for _, r := range def.Retries {
-		if !slices.Contains(p.Retries, r) {
+		st, _ := strconv.Atoi(r)
+		switch {
+		case slices.Contains(p.Retries, r):
+		case p.Conditional(st):
+			for _, w := range p.RetriesWhen {
+				if w.Status == st {
+					out = append(out, "retries "+retryWords(r)+" only when its "+w.JSONPath+" is "+w.Equals)
+				}
+			}
+		default:
 			out = append(out, "does not retry "+retryWords(r))
 		}
 	}
@@ -156,7 +178,7 @@ func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
 		return p
 	}
 	ro, ok := d.object(o.fields["retry"].val, o.at("retry"), "max_attempts", "attempt_timeout", "retries", "never",
-		"honors_retry_after", "backoff", "persists_keys", "transport_resends")
+		"honors_retry_after", "backoff", "persists_keys", "transport_resends", "should_retry_header")
 	if !ok {
 		return p
 	}
@@ -169,17 +191,8 @@ func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
 	if v, ok := d.duration(ro, "attempt_timeout"); ok {
 		p.AttemptTimeout = v
 	}
-	if list, ok := d.strings(ro, "retries"); ok {
-		p.Retries = nil
-		for _, r := range list {
-			r = strings.TrimSpace(r)
-			if n, err := strconv.Atoi(r); r != "reset" && r != "timeout" && r != "5xx" && (err != nil || n < 400 || n > 599) {
-				d.ps.add(ro.lineOf("retries"), ro.at("retries"), "must list reset, timeout, 5xx or status codes 400-599, got %q", r)
-				continue
-			}
-			p.Retries = append(p.Retries, r)
-		}
-	}
+	d.retriesEntries(ro, &p)
+	d.shouldRetryHeader(ro, &p)
 	if list, ok := d.strings(ro, "never"); ok {
 		p.Never = nil
 		for _, r := range list {
@@ -199,8 +212,11 @@ func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
 		d.backoff(ro, &p.Backoff)
 	}
 	for _, s := range p.Never {
-		if slices.Contains(p.Retries, strconv.Itoa(s)) {
+		switch {
+		case slices.Contains(p.Retries, strconv.Itoa(s)):
 			d.ps.add(ro.lineOf("never"), ro.at("never"), "%d is both retried and never resent", s)
+		case p.Conditional(s):
+			d.ps.add(ro.lineOf("never"), ro.at("never"), "%d is both retried (on a condition) and never resent", s)
 		}
 	}
 	return p

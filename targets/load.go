@@ -48,6 +48,8 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 					msg += " (quote values that start with {{ or ${)"
 				} else if strings.Contains(msg, "tab character") {
 					msg += " (indent with spaces, not tabs)"
+				} else if bracketedPath(src) {
+					msg += ` (quote a JSONPath with brackets: "$['metadata[ref]']")`
 				}
 			}
 		}
@@ -82,6 +84,12 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 		return nil, err
 	}
 	return t, nil
+}
+
+// bracketedPath reports whether a line holds a flow sequence with a JSONPath whose own brackets
+// break it ([$.amount, $['metadata[ref]']]: unquoted, the path's brackets end the sequence).
+func bracketedPath(line string) bool {
+	return strings.Contains(line, "$") && strings.Count(line, "[")+strings.Count(line, "]") > 2
 }
 
 func lineText(data []byte, line int) string {

@@ -49,7 +49,8 @@ var (
 	requestFields   = []string{"Ref", "Key", "Tenant"}
 	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker", "EventsURL", "EventsBroker"}
 	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq", "Prefix",
-		"EventID", "Object", "Version", "Time", "Type", "Broker", "EventsURL", "EventsBroker", "URL", "CAFile", "State", "Ops", "OpsFile", "Status", "Text"}
+		"EventID", "Object", "Version", "Time", "Type", "Broker", "EventsURL", "EventsBroker", "URL", "CAFile", "State", "Ops", "OpsFile", "Status", "Text",
+		"Restart"} // the client side's {{.Restart}}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
 		Broker: "127.0.0.1:4", EventsURL: "http://127.0.0.1:5/events", EventsBroker: "127.0.0.1:6"}
@@ -192,6 +193,8 @@ func varField(v any, name string) (string, bool) {
 			return v.Ops, true
 		case "OpsFile":
 			return v.OpsFile, true
+		case "Restart": // the client side's {{.Restart}}
+			return v.Restart, true
 		}
 	case ErrorVars:
 		switch name {
