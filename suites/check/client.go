@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets"
@@ -34,28 +33,8 @@ const (
 	AnswerUnknownPath = "404"
 )
 
-// ClientOp is one logical operation of a client in a scenario: its definition and its
-// attempts, in the order they arrived.
-type ClientOp struct {
-	Def      *targets.ClientOperation
-	Identity string
-	Attempts []history.Attempt
-	// Stalls, when set, holds for each attempt after the first how long the harness saw its own
-	// process stalled between the previous attempt's answer and this attempt (a loaded machine:
-	// framework.StallWatch); a delay judged late is judged without it.
-	Stalls []time.Duration
-}
-
-// stall is how long the harness saw itself stalled before attempt n of op (0 when not told).
-func (op ClientOp) stall(n int) time.Duration {
-	if n < len(op.Stalls) {
-		return op.Stalls[n]
-	}
-	return 0
-}
-
-// ClientRun is one scenario's run of a client: its operations (in the order each first
-// arrived), and how the client ended.
+// ClientRun is one scenario's run of a client: its operations (GroupClientOps: in the order
+// each began), and how the client ended.
 type ClientRun struct {
 	// Client names the client.
 	Client string
@@ -86,17 +65,27 @@ func (r ClientRun) anyRetried() bool {
 
 // opsSent checks that the client sent the operations the scenario asked for.
 func (j *judge) opsSent(r ClientRun) bool {
-	if len(r.Ops) >= r.Wanted {
+	missing := r.missing()
+	sent := r.Wanted - len(missing)
+	if len(r.Asked) == 0 { // a hand-built run: the operations that are their identity's first
+		sent = 0
+		for _, op := range r.Ops {
+			if op.N <= 1 {
+				sent++
+			}
+		}
+	}
+	if sent >= r.Wanted {
 		return true
 	}
 	why := ""
 	if r.Killed != "" {
 		why = " (" + r.Killed + ")"
 	}
-	if missing := r.missing(); len(missing) > 0 {
+	if len(missing) > 0 {
 		why += "; never sent: " + strings.Join(missing, ", ")
 	}
-	j.unknownf("the client sent %d of the %d operations asked for%s", len(r.Ops), r.Wanted, why)
+	j.unknownf("the client sent %d of the %d operations asked for%s", max(sent, 0), r.Wanted, why)
 	return false
 }
 
@@ -162,7 +151,7 @@ func (j *judge) opRecords(op ClientOp) {
 	}
 	if len(keys) > 1 {
 		j.add(clientAnomaly(reports.KindDuplicateRecord, op.Attempts[0], fmt.Sprintf(
-			"operation %s was processed %d times: %d records for one logical operation", op.Identity, len(keys), len(keys)), seqs...))
+			"operation %s was processed %d times: %d records for one logical operation", op.Name(), len(keys), len(keys)), seqs...))
 	}
 }
 
@@ -225,12 +214,12 @@ func SameKeyOnRetry(r ClientRun, p targets.RetryPolicy) Result {
 			if a.Key != first.Key {
 				j.add(clientAnomaly(reports.KindKeyChangedOnRetry, a, fmt.Sprintf(
 					"a retry of operation %s carried key %s, not its first attempt's %s: the API takes it for a new operation",
-					op.Identity, orNone(a.Key), orNone(first.Key)), first.Seq, a.Seq))
+					op.Name(), orNone(a.Key), orNone(first.Key)), first.Seq, a.Seq))
 			}
 			if d := bodyDiff(op.Def, first.ReqBody, a.ReqBody); len(d) > 0 {
 				an := clientAnomaly(reports.KindBodyChangedOnRetry, a, fmt.Sprintf(
 					"a retry of operation %s changed %s from its first attempt: with the same key the API rejects it as a mismatch",
-					op.Identity, strings.Join(d, ", ")), first.Seq, a.Seq)
+					op.Name(), strings.Join(d, ", ")), first.Seq, a.Seq)
 				an.What = strings.Join(d, ", ")
 				j.add(an)
 			}
@@ -265,7 +254,7 @@ func NewKeyPerOperation(r ClientRun, p targets.RetryPolicy) Result {
 		if prev, ok := owner[a.Key]; ok && prev.Identity != op.Identity {
 			j.add(clientAnomaly(reports.KindKeyReusedAcrossOperations, a, fmt.Sprintf(
 				"operations %s and %s were sent with the same key: the second is taken for a retry of the first",
-				prev.Identity, op.Identity), prev.Attempts[0].Seq, a.Seq))
+				prev.Name(), op.Name()), prev.Attempts[0].Seq, a.Seq))
 			continue
 		}
 		owner[a.Key] = op
@@ -285,6 +274,10 @@ func KeyPresent(r ClientRun, p targets.RetryPolicy) Result {
 			j.r.Skip = "the client makes one attempt per operation (max_attempts: 1) and retried none: no retry to judge"
 			return j.result()
 		}
+		if len(r.Ops) > 0 && !p.RetriesFailure("reset") && len(p.PlannedStatuses()) == 0 {
+			j.r.Skip = "the client's policy retries no status and no connection closed without an answer: no retry to judge"
+			return j.result()
+		}
 		j.unknownf("the client retried no operation: whether its retries carry a key cannot be told")
 		return j.result()
 	}
@@ -301,7 +294,7 @@ func KeyPresent(r ClientRun, p targets.RetryPolicy) Result {
 		if len(seqs) > 0 {
 			j.add(clientAnomaly(reports.KindMissingKey, op.Attempts[0], fmt.Sprintf(
 				"operation %s was sent %d times and %d of its attempts carried no idempotency key: each can be a new charge",
-				op.Identity, len(op.Attempts), len(seqs)), seqs...))
+				op.Name(), len(op.Attempts), len(seqs)), seqs...))
 		}
 		j.opRecords(op)
 	}

@@ -84,17 +84,27 @@ func (j *judge) everyAttempt(r ClientRun, p targets.RetryPolicy) {
 			}
 			prev := op.Attempts[n-1]
 			if d := a.Start.Sub(prev.Answered); d < hammering {
-				j.add(clientAnomaly(reports.KindNoBackoff, a, fmt.Sprintf(
-					"operation %s was sent again %v after %s: hammering (under %v)%s", op.Identity, d.Round(100*time.Microsecond),
-					answerWords(prev), hammering, resendWords(prev, a, p)), prev.Seq, a.Seq))
+				j.add(clientAnomaly(reports.KindNoBackoff, a, tooSoonWords(op, prev, a, d, p), prev.Seq, a.Seq))
 			}
 		}
 		if counted > p.MaxAttempts {
 			j.add(clientAnomaly(reports.KindUnboundedRetries, op.Attempts[len(op.Attempts)-1], fmt.Sprintf(
-				"operation %s was attempted %d times, past the %d declared (max_attempts)%s%s", op.Identity, counted, p.MaxAttempts,
+				"operation %s was attempted %d times, past the %d declared (max_attempts)%s%s", op.Name(), counted, p.MaxAttempts,
 				allowedWords(resends), killedWords(r)), op.Attempts[0].Seq, op.Attempts[len(op.Attempts)-1].Seq))
 		}
 	}
+}
+
+// tooSoonWords says that attempt a of op came d after the answer to prev, under 10 ms: a resend
+// of the same key is hammering; a retry under another key (key-changed-on-retry's) is only too
+// soon.
+func tooSoonWords(op ClientOp, prev, a history.Attempt, d time.Duration, p targets.RetryPolicy) string {
+	if a.Key != prev.Key {
+		return fmt.Sprintf("operation %s was retried %v after %s, under %v, with another key (%s, not %s)", op.Name(),
+			d.Round(100*time.Microsecond), answerWords(prev), hammering, orNone(a.Key), orNone(prev.Key))
+	}
+	return fmt.Sprintf("operation %s was sent again %v after %s: hammering (under %v)%s", op.Name(), d.Round(100*time.Microsecond),
+		answerWords(prev), hammering, resendWords(prev, a, p))
 }
 
 // resendWords says that a hammering attempt looks like a transport's re-send the policy does not
@@ -162,12 +172,12 @@ func BareError(r ClientRun, p targets.RetryPolicy) Result {
 		j.rejections(op, p)
 		last := op.Attempts[len(op.Attempts)-1]
 		if is2xx(last.Status) {
-			j.unknownf("operation %s got a %d: the scenario answers only errors", op.Identity, last.Status)
+			j.unknownf("operation %s got a %d: the scenario answers only errors", op.Name(), last.Status)
 			continue
 		}
 		j.reported(r, reports.KindFailureReportedAsSuccess, last, fmt.Sprintf(
 			"the client reported operation %s as a success (it exited %d) though the API answered its %d attempt(s) with %s: it took an error for a success",
-			op.Identity, r.Exit, len(op.Attempts), bareWords(last)))
+			op.Name(), r.Exit, len(op.Attempts), bareWords(last)))
 	}
 	return j.result()
 }

@@ -72,7 +72,7 @@ func (j *judge) backoffDelay(op ClientOp, n int, d time.Duration, b targets.Back
 	case d < hammering:
 	case d < lo-backoffSlack || d-op.stall(n) > hi+lateSlack(hi):
 		j.add(clientAnomaly(reports.KindNoBackoff, a, fmt.Sprintf(
-			"retry %d of operation %s came %v after %s%s, outside the declared backoff's [%v, %v] (%v early, %v late allowed)", n, op.Identity,
+			"retry %d of operation %s came %v after %s%s, outside the declared backoff's [%v, %v] (%v early, %v late allowed)", n, op.Name(),
 			d.Round(time.Millisecond), answerWords(prev), stallWords(op.stall(n)), lo, hi, backoffSlack, lateSlack(hi)), prev.Seq, a.Seq))
 	}
 }

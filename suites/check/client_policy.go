@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
@@ -33,6 +34,16 @@ func retryCondition(a history.Attempt) string {
 	return ""
 }
 
+// decide is what the policy says of the answer an attempt got (its status, headers and body:
+// the should-retry header and the conditions of retries read them); an attempt without an error
+// answer is undeclared.
+func decide(a history.Attempt, p targets.RetryPolicy) targets.RetryDecision {
+	if a.Status < 400 {
+		return targets.DecideUndeclared
+	}
+	return p.Decide(a.Status, a.RespHeader, a.RespBody)
+}
+
 // retried reports whether the policy retries what this attempt got.
 func retried(a history.Attempt, p targets.RetryPolicy) bool {
 	switch t := retryCondition(a); t {
@@ -41,15 +52,50 @@ func retried(a history.Attempt, p targets.RetryPolicy) bool {
 	case "reset", "timeout":
 		return p.RetriesFailure(t)
 	}
-	return p.RetriesStatus(a.Status)
+	return decide(a, p) == targets.DecideRetry
+}
+
+// neverResent reports whether the policy never resends what this attempt got (a status in never,
+// or a should-retry header that says so).
+func neverResent(a history.Attempt, p targets.RetryPolicy) bool {
+	return retryCondition(a) != "" && decide(a, p) == targets.DecideNever
+}
+
+// decisionWords says what besides its status made the policy decide on an answer: the
+// should-retry header's value, or a condition of retries met or not ("" when neither).
+func decisionWords(a history.Attempt, p targets.RetryPolicy) string {
+	if a.Status < 400 {
+		return ""
+	}
+	if h := p.ShouldRetryHeader; h != nil {
+		v := strings.TrimSpace(a.RespHeader.Get(h.Name))
+		if v != "" && (h.Retry != "" && strings.EqualFold(v, h.Retry) || h.Never != "" && strings.EqualFold(v, h.Never)) {
+			return fmt.Sprintf(" with %s: %s", h.Name, v)
+		}
+	}
+	if p.RetriesStatus(a.Status) {
+		return ""
+	}
+	for _, w := range p.RetriesWhen {
+		if w.Status != a.Status {
+			continue
+		}
+		if w.Met(a.RespBody) {
+			return fmt.Sprintf(" whose %s is %s", w.JSONPath, w.Equals)
+		}
+		return fmt.Sprintf(" whose %s is not %s", w.JSONPath, w.Equals)
+	}
+	return ""
 }
 
 // RetriesTransient judges a scenario whose operations each first got a transient failure (a
 // connection closed after processing, an attempt held past the client's timeout, a 503, each
-// status the policy lists in retries) or a status the policy does not declare: every failure the
-// policy declares retried MUST be retried (no-retry otherwise, a deviation), within the declared
-// attempts; a status the policy neither retries nor never resends MUST NOT be retried with the
-// same key (undeclared-retry: the declared policy does not describe the client); every attempt
+// status the policy lists in retries), a status the policy does not declare, or an answer whose
+// content decides (a condition of retries met or not, a should-retry header): every failure the
+// policy retries MUST be retried (no-retry otherwise, a deviation), within the declared
+// attempts; an answer the policy neither retries nor never resends MUST NOT be retried with the
+// same key (undeclared-retry: the declared policy does not describe the client), nor one it
+// never resends (retried-rejection: a should-retry header that says never, say); every attempt
 // is bounded (everyAttempt).
 func RetriesTransient(r ClientRun, p targets.RetryPolicy) Result {
 	j := newJudge(consumerProfile)
@@ -60,18 +106,21 @@ func RetriesTransient(r ClientRun, p targets.RetryPolicy) Result {
 		if j.undeclaredRetries(op, p) {
 			judged++
 		}
+		if j.rejections(op, p) {
+			judged++
+		}
 		if slices.ContainsFunc(op.Attempts, func(a history.Attempt) bool { return retried(a, p) }) {
 			judged++
 		}
 		last := op.Attempts[len(op.Attempts)-1]
 		if retried(last, p) && len(op.Attempts) < p.MaxAttempts {
 			j.add(clientAnomaly(reports.KindNoRetry, last, fmt.Sprintf(
-				"operation %s was not retried after %s (attempt %d of %d declared), although the client declares it retries that",
-				op.Identity, answerWords(last), len(op.Attempts), p.MaxAttempts), last.Seq))
+				"operation %s was not retried after %s%s (attempt %d of %d declared), although the client declares it retries that",
+				op.Name(), answerWords(last), decisionWords(last, p), len(op.Attempts), p.MaxAttempts), last.Seq))
 		}
 	}
 	if judged == 0 && len(j.r.Anomalies) == 0 {
-		j.unknownf("no operation got a failure the client declares it retries, nor a status it does not declare: nothing was judged")
+		j.unknownf("no operation got a failure the client declares it retries, nor an answer it does not declare or never resends: nothing was judged")
 	}
 	return j.result()
 }
@@ -120,7 +169,7 @@ func RetryAfter(r ClientRun, p targets.RetryPolicy) Result {
 			if wait := next.Start.Sub(a.Answered); wait < a.RetryAfter-retryAfterSlack {
 				j.add(clientAnomaly(reports.KindRetryBeforeRetryAfter, next, fmt.Sprintf(
 					"operation %s was retried %v after %s: sooner than the Retry-After asked",
-					op.Identity, wait.Round(time.Millisecond), answerWords(a)), a.Seq, next.Seq))
+					op.Name(), wait.Round(time.Millisecond), answerWords(a)), a.Seq, next.Seq))
 			}
 		}
 	}
@@ -131,25 +180,29 @@ func RetryAfter(r ClientRun, p targets.RetryPolicy) Result {
 }
 
 // rejections flags a resend, with the same key, of an answer the policy never resends
-// (retried-rejection) and reports whether the operation got one.
+// (retried-rejection: a status in never, or a should-retry header that says never) and reports
+// whether the operation got one.
 func (j *judge) rejections(op ClientOp, p targets.RetryPolicy) bool {
-	return j.resentAfter(op, func(a history.Attempt) bool { return slices.Contains(p.Never, a.Status) },
+	return j.resentAfter(op, func(a history.Attempt) bool { return neverResent(a, p) },
 		func(a, b history.Attempt) reports.Anomaly {
 			return clientAnomaly(reports.KindRetriedRejection, b, fmt.Sprintf(
-				"operation %s was resent with the same key after the API rejected it with %d: the request is wrong, not unlucky",
-				op.Identity, a.Status), a.Seq, b.Seq)
+				"operation %s was resent with the same key after the API rejected it with %d%s: the request is wrong, not unlucky, and the client declares it never resends that",
+				op.Name(), a.Status, decisionWords(a, p)), a.Seq, b.Seq)
 		})
 }
 
-// undeclaredRetries flags a retry, with the same key, of an answer whose status the policy
-// neither retries nor never resends (undeclared-retry) and reports whether the operation got
-// one.
+// undeclaredRetries flags a retry, with the same key, of an answer the policy neither retries
+// nor never resends (undeclared-retry: a status in neither list, or one a condition of retries
+// retries that the answer does not meet) and reports whether the operation got one.
 func (j *judge) undeclaredRetries(op ClientOp, p targets.RetryPolicy) bool {
 	return j.resentAfter(op, func(a history.Attempt) bool { return undeclared(a, p) },
 		func(a, b history.Attempt) reports.Anomaly {
-			return clientAnomaly(reports.KindUndeclaredRetry, b, fmt.Sprintf(
-				"operation %s was retried after %s, a status the client declares neither in retry.retries nor in retry.never",
-				op.Identity, answerWords(a)), a.Seq, b.Seq)
+			why := "a status the client declares neither in retry.retries nor in retry.never"
+			if p.Conditional(a.Status) {
+				why = "a condition of retry.retries the answer does not meet: the client declares it retries that status only when it does"
+			}
+			return clientAnomaly(reports.KindUndeclaredRetry, b, fmt.Sprintf("operation %s was retried after %s%s, %s",
+				op.Name(), answerWords(a), decisionWords(a, p), why), a.Seq, b.Seq)
 		})
 }
 
@@ -170,7 +223,7 @@ func (j *judge) resentAfter(op ClientOp, answer func(history.Attempt) bool, anom
 	return true
 }
 
-// undeclared reports whether an attempt got an error status the policy says nothing about.
+// undeclared reports whether an attempt got an error answer the policy says nothing about.
 func undeclared(a history.Attempt, p targets.RetryPolicy) bool {
-	return retryCondition(a) != "" && a.Status >= 400 && !p.Declares(a.Status)
+	return retryCondition(a) != "" && a.Status >= 400 && decide(a, p) == targets.DecideUndeclared
 }

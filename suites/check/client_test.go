@@ -276,7 +276,7 @@ func TestBounded(t *testing.T) {
 		{"retried on", run(7, nil, "it was still retrying after 7 attempts"), reports.Fail, []string{"unbounded-retries seqs=1,7"},
 			"attempted 7 times, past the 5 declared (max_attempts); the harness ended it: it was still retrying after 7 attempts"},
 		{"ended by the scenario's timeout", run(3, nil, "the scenario's timeout passed"), reports.Fail, []string{"unbounded-retries seqs=1,3"},
-			"attempted 3 times under a persistent 503 and the harness ended the client: the scenario's timeout passed"},
+			"attempted 3 times under a persistent failure (the last a 503) and the harness ended the client: the scenario's timeout passed"},
 		{"gave up early", run(2, &yes, ""), reports.Fail, []string{"no-retry seqs=1,2"}, "given up after 2 of the 5 attempts"},
 		{"gave up silently", run(5, &no, ""), reports.Fail, []string{"abandoned-operation seqs=5"}, "without reporting a failure"},
 		{"no way to report declared", run(5, nil, ""), reports.Unknown, nil, "declares no way to report a failed operation"},
