@@ -27,6 +27,13 @@ type answer struct {
 	retryAfter time.Duration
 	// bare, when set, is the status's body instead of the declared error shape.
 	bare *bareBody
+	// when, when set, is a condition of the policy's retries the answer meets (met) or not: its
+	// member set in the body, or removed.
+	when *targets.RetryWhen
+	met  bool
+	// shouldRetry, when set, is the value of the policy's should-retry header the answer
+	// carries ("": none, whatever the error shape declares).
+	shouldRetry *string
 }
 
 // The answers a plan is made of.
@@ -48,15 +55,18 @@ type plan []answer
 const maxRequestBody = 1 << 20
 
 // api is the scripted API of one scenario: a correct idempotent API that fails on purpose. It
-// groups attempts into the client's logical operations by their declared identity (never by
-// key), in the order each operation first arrived, and answers the n-th attempt of the i-th
-// operation as plans[i][n] says (an operation past the plans gets success). A planned failure is
+// groups attempts into the client's logical operations as the checkers do (by their declared
+// identity, never by key, and a new key after a 2xx a new operation: check.NewOperation), and
+// answers the n-th attempt of the i-th identity's first operation, in the order each first
+// arrived, as plans[i][n] says (an operation past the plans, or an identity's second, gets
+// success). A planned failure is
 // not stored; the first processing (success, drop, held) is stored under its key and replayed
 // to every later attempt with that key; a key reused with another identity gets 422. Every
 // non-2xx (planned, 404, 422) is written in the error shape the client declares (errors:).
 // Every attempt goes into the history, with what was answered and when.
 type api struct {
 	client   *targets.Client
+	policy   targets.RetryPolicy
 	hist     *history.History
 	plans    []plan
 	holdFor  time.Duration // how long a hold answer waits for the client to give up
@@ -71,8 +81,8 @@ type api struct {
 	released chan struct{} // closed by close: every held handler lets go
 
 	mu       sync.Mutex
-	ops      map[string]int // operation name + identity → index
-	attempts map[string]int // operation name + identity → attempts so far
+	latest   map[string]*apiOp // operation name + identity → its latest operation
+	planned  int               // identities so far: the plan index of the next one
 	stored   map[string]stored
 	records  int
 	seqs     []int64 // this scenario's attempts in the history
@@ -82,6 +92,14 @@ type api struct {
 	srv *http.Server
 	ln  net.Listener
 	url string
+}
+
+// apiOp is one logical operation as the scripted API tells them apart.
+type apiOp struct {
+	plan     int      // its index in plans (-1: none, an identity's second operation)
+	attempts int      // attempts so far
+	keys     []string // the keys its attempts carried
+	answered bool     // a 2xx was decided for one of them
 }
 
 // stored is a processed request's stored answer.
@@ -99,11 +117,11 @@ func newAPI(c *targets.Client, p targets.RetryPolicy, hist *history.History, pla
 	if err != nil {
 		return nil, err
 	}
-	a := &api{client: c, hist: hist, plans: plans,
+	a := &api{client: c, policy: p, hist: hist, plans: plans,
 		holdFor:  p.AttemptTimeout + time.Second,
 		overrunN: p.MaxAttempts + 2 + p.TransportResends,
 		overrun:  make(chan struct{}), heldOne: make(chan string, 1), released: make(chan struct{}), poke: make(chan struct{}, 1),
-		ops: map[string]int{}, attempts: map[string]int{}, stored: map[string]stored{},
+		latest: map[string]*apiOp{}, stored: map[string]stored{},
 		ln: ln, url: "http://" + ln.Addr().String()}
 	a.life.Store(1)
 	// HTTP/1.1 only: a dropped answer is a hijacked connection closed.
@@ -140,19 +158,26 @@ type decision struct {
 func (a *api) decide(id, identity, key string) decision {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	idx, ok := a.ops[id]
-	if !ok {
-		idx = len(a.ops)
-		a.ops[id] = idx
+	op, ok := a.latest[id]
+	if !ok || check.NewOperation(op.keys, op.answered, key) {
+		op = &apiOp{plan: -1}
+		if !ok {
+			op.plan = a.planned
+			a.planned++
+		}
+		a.latest[id] = op
 	}
-	n := a.attempts[id]
-	a.attempts[id] = n + 1
+	n := op.attempts
+	op.attempts++
+	if !slices.Contains(op.keys, key) {
+		op.keys = append(op.keys, key)
+	}
 	if n+1 > a.overrunN {
 		a.overOnce.Do(func() { close(a.overrun) })
 	}
 	d := decision{answer: success}
-	if idx < len(a.plans) && len(a.plans[idx]) > 0 {
-		p := a.plans[idx]
+	if op.plan >= 0 && op.plan < len(a.plans) && len(a.plans[op.plan]) > 0 {
+		p := a.plans[op.plan]
 		d.answer = p[min(n, len(p)-1)]
 	}
 	prev, have := a.stored[key]
@@ -165,8 +190,10 @@ func (a *api) decide(id, identity, key string) decision {
 		return d
 	case d.answer.kind == check.AnswerSuccess && have:
 		d.replay = &prev
+		op.answered = op.answered || prev.status < 300
 		return d
 	case d.answer.kind == check.AnswerSuccess || d.answer.kind == check.AnswerDrop || d.answer.kind == check.AnswerHeld:
+		op.answered = op.answered || d.answer.kind == check.AnswerSuccess
 		if have {
 			return d // a dropped or held replay: nothing processed anew
 		}
@@ -266,6 +293,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.closeUnanswered(w, &at)
 	default:
 		at.Answer, e.retryAfter, e.bare = strconv.Itoa(d.answer.status), d.answer.retryAfter, d.answer.bare
+		e.when, e.met, e.shouldRetry = d.answer.when, d.answer.met, d.answer.shouldRetry
 		e.msg = http.StatusText(d.answer.status) + " (planned by the harness)"
 		a.writeError(w, &at, d.answer.status, e)
 	}

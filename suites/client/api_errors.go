@@ -38,6 +38,11 @@ type errorAnswer struct {
 	msg        string                   // the harness's own message
 	retryAfter time.Duration            // planned (0: none)
 	bare       *bareBody                // planned: this body, not the declared shape (nil: the shape)
+	// Planned: a condition of the policy's retries met or not (nil: the body as it is), the
+	// should-retry header's value ("": none; nil: as the shape declares it).
+	when        *targets.RetryWhen
+	met         bool
+	shouldRetry *string
 }
 
 // writeError writes a non-2xx answer in the shape the client declares for its status (the
@@ -61,11 +66,33 @@ func (a *api) writeError(w http.ResponseWriter, at *history.Attempt, code int, e
 			h = sh
 		}
 	}
+	body, h = a.decides(body, h, e)
 	if e.retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))
 	}
 	at.RetryAfter = retryAfterOf(h.Get("Retry-After"), time.Now())
 	a.write(w, at, code, h, body)
+}
+
+// decides writes into an error answer what the scenario planned its content to decide: the
+// member a condition of retries reads, set (met) or removed, and the should-retry header's value,
+// set or removed.
+func (a *api) decides(body []byte, h http.Header, e errorAnswer) ([]byte, http.Header) {
+	if e.when != nil {
+		valid := json.Valid(body)
+		body = e.when.Apply(body, e.met)
+		if !valid && json.Valid(body) {
+			h.Set("Content-Type", "application/json")
+		}
+	}
+	if sr := a.policy.ShouldRetryHeader; sr != nil && e.shouldRetry != nil {
+		if *e.shouldRetry == "" {
+			h.Del(sr.Name)
+		} else {
+			h.Set(sr.Name, *e.shouldRetry)
+		}
+	}
+	return body, h
 }
 
 // retryAfterOf is the wait a Retry-After value asks for: delta-seconds or an HTTP-date (0: none,

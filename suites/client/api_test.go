@@ -288,3 +288,84 @@ func TestRunClientTRestartNeedsATestName(t *testing.T) {
 		t.Errorf("restart-reuses-key without a test name: %+v", run.Properties)
 	}
 }
+
+// The scripted API tells operations apart as the checkers do: a new key after a 2xx is a new
+// operation of its identity, answered with a success (it takes no plan: the next identity still
+// gets the plan meant for it); a new key after a failure stays in the operation and follows its
+// plan.
+func TestScriptedAPIGroupsLikeTheCheckers(t *testing.T) {
+	c := testClient(t, "")
+	hist := history.New(history.NewRedactor(nil, nil))
+	a, err := newAPI(c, c.Retry, hist, []plan{{status(503, 0), success}, {status(429, 0), success}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	steps := []struct {
+		key, ref string
+		status   int
+	}{
+		{"k1", "r-1", 503},
+		{"k2", "r-1", 201}, // a new key after a failure: the operation's second attempt
+		{"k3", "r-1", 201}, // a new key after the 201: r-1 #2, a success
+		{"k4", "r-2", 429}, // the second identity's plan
+		{"k4", "r-2", 201},
+	}
+	for i, st := range steps {
+		if status, body := post(t, hc, a.url+"/v1/orders", st.key, st.ref); status != st.status {
+			t.Errorf("step %d (%s %s): %d %s, want %d", i+1, st.key, st.ref, status, body, st.status)
+		}
+	}
+	var got []string
+	for _, op := range check.GroupClientOps(c, a.history(), nil) {
+		got = append(got, fmt.Sprintf("%s:%d", op.Name(), len(op.Attempts)))
+	}
+	if want := []string{"r-1:2", "r-1 #2:1", "r-2:2"}; !slices.Equal(got, want) {
+		t.Errorf("operations %q, want %q", got, want)
+	}
+}
+
+// A planned condition of the policy's retries sets its member in the declared error shape (met)
+// or removes it (not met); a planned should-retry value replaces the declared header, "" removes
+// it; unplanned, the shape is written as declared.
+func TestScriptedAPIWritesWhatDecides(t *testing.T) {
+	c := testClient(t, `    errors:
+      default: {body: '{"error": {"type": "api_error", "code": "other"}}', headers: {Should-Retry: "true"}}`)
+	p := c.Retry
+	p.RetriesWhen = []targets.RetryWhen{{Status: 429, JSONPath: "$.error.code", Equals: "lock_timeout"}}
+	p.ShouldRetryHeader = &targets.ShouldRetryHeader{Name: "Should-Retry", Retry: "true", Never: "false"}
+	met, unmet := status(429, 0), status(429, 0)
+	met.when, met.met, unmet.when = &p.RetriesWhen[0], true, &p.RetriesWhen[0]
+	plans := []plan{{withShouldRetry(p, met, "")}, {unmet}, {withShouldRetry(p, status(503, 0), "false")}, {status(503, 0)}}
+	a, err := newAPI(c, p, history.New(history.NewRedactor(nil, nil)), plans, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	for i, want := range []struct {
+		body, header string
+		decision     targets.RetryDecision
+	}{
+		{`{"error":{"code":"lock_timeout","type":"api_error"}}`, "", targets.DecideRetry},
+		{`{"error":{"type":"api_error"}}`, "true", targets.DecideRetry}, // the declared header still decides
+		{`{"error": {"type": "api_error", "code": "other"}}`, "false", targets.DecideNever},
+		{`{"error": {"type": "api_error", "code": "other"}}`, "true", targets.DecideRetry},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/v1/orders", strings.NewReader(fmt.Sprintf(`{"ref": "r-%d"}`, i)))
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("k-%d", i))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i+1, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != want.body || resp.Header.Get("Should-Retry") != want.header {
+			t.Errorf("attempt %d: %s with Should-Retry %q, want %s with %q", i+1, b, resp.Header.Get("Should-Retry"), want.body, want.header)
+		}
+		if d := p.Decide(resp.StatusCode, resp.Header, b); d != want.decision {
+			t.Errorf("attempt %d: the policy decides %d, want %d", i+1, d, want.decision)
+		}
+	}
+}

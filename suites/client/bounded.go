@@ -18,11 +18,15 @@ var bareErrors = []struct {
 func init() {
 	p := &Property{
 		Name: "bounded",
-		Must: `Under a persistent 503 (its second attempt's connection closed after processing instead)
-the client MUST stop at its declared max_attempts, its transport's immediate re-sends beyond
-retry.transport_resends counted, and report the failure as it declares (clients[].failure); the
-harness ends a client still retrying at max_attempts + 2 attempts or at the scenario's timeout
-(SIGKILL: unbounded-retries). Once per configuration. Given a persistent 503 whose body is not
+		Must: `Under a persistent failure the configuration retries (the first status its retries list,
+a 503 by default, its second attempt's connection closed after processing instead where it retries
+reset; a closed connection alone for a policy that retries no status) the client MUST stop at its
+declared max_attempts (not before, unless its last answer is one the policy does not retry), its
+transport's immediate re-sends beyond retry.transport_resends counted, and report the failure as it
+declares (clients[].failure); the harness ends a client still retrying at max_attempts + 2 attempts
+or at the scenario's timeout (SIGKILL: unbounded-retries). Once per configuration, each reading
+its whole policy (a policy that retries nothing it can plan gets a persistent 503: it must stop at
+once and report it). Given a persistent 503 whose body is not
 its error shape (text/plain; {}), each in a one-operation scenario, it MUST report the operation
 failed (failure-reported-as-success otherwise).`,
 		Catches: []string{"unbounded", "transport-resend", "success-on-bare-error"},
@@ -30,9 +34,9 @@ failed (failure-reported-as-success otherwise).`,
 		Covers:  "each declared client, in each of its configurations",
 	}
 	p.Specs = func(e *Env) []*Spec {
-		specs := configurationSpecs(p, e, "stops at max_attempts under a persistent 503 (a connection closed once) and reports the failure",
+		specs := configurationSpecs(p, e, "stops at max_attempts under a persistent failure it retries (a connection closed once) and reports the failure",
 			func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
-				run, r := s.play(c, cfg, scenario{ops: 1, plans: []plan{{status(503, 0), drop, status(503, 0)}}})
+				run, r := s.play(c, cfg, scenario{ops: 1, plans: []plan{boundedPlan(cfg.Retry)}})
 				if r != nil {
 					return *r
 				}
@@ -51,4 +55,20 @@ failed (failure-reported-as-success otherwise).`,
 		return specs
 	}
 	register(p)
+}
+
+// boundedPlan is a persistent failure the policy retries: its first planned status, the second
+// attempt's connection closed instead where it retries reset (a closed connection alone when it
+// retries no status); a persistent 503 when it retries nothing a scenario can plan.
+func boundedPlan(p targets.RetryPolicy) plan {
+	fails := retriedFailures(p)
+	switch {
+	case len(fails) == 0:
+		return plan{status(503, 0)}
+	case fails[0].kind == drop.kind:
+		return plan{drop}
+	case p.RetriesFailure("reset"):
+		return plan{fails[0], drop, fails[0]}
+	}
+	return plan{fails[0]}
 }

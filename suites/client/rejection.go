@@ -18,7 +18,9 @@ error shape), in a one-operation scenario, the client MUST also report the opera
 	}
 	p.Specs = func(e *Env) []*Spec {
 		specs := clientSpecs(p, e, "does not resend a 400 or a 422", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
-			run, r := s.play(c, cfg, scenario{ops: 2, plans: []plan{{status(400, 0)}, {status(422, 0)}}})
+			// Without the should-retry header, which would decide over the status.
+			run, r := s.play(c, cfg, scenario{ops: 2, plans: []plan{{withShouldRetry(cfg.Retry, status(400, 0), "")},
+				{withShouldRetry(cfg.Retry, status(422, 0), "")}}})
 			if r != nil {
 				return *r
 			}

@@ -22,16 +22,20 @@ held past its timeout, a 503, and each status the policy lists in retries (409, 
 each once in an operation of its own, the client MUST retry each failure it declares it retries,
 within its declared attempts (no-retry); given a status the policy neither retries nor never
 resends (a 501 when it lists only some 5xx, a 408 outside both lists), it MUST NOT retry it
-with the same key (undeclared-retry). Once per configuration; a scenario in which nothing was
+with the same key (undeclared-retry). Each conditional entry of retries ({status: 429, when:
+{jsonpath: $.error.code, equals: lock_timeout}}) is answered with its condition met (retried)
+and not met (undeclared-retry if retried); a declared should-retry header is answered saying
+never on a status the policy retries (retried-rejection if resent) and retry on one it never
+resends (no-retry if not retried). Once per configuration; a scenario in which nothing was
 judged is unknown, never a pass.`,
-		Catches: []string{"never-retries", "skips-declared-retry", "retries-undeclared-status"},
+		Catches: []string{"never-retries", "skips-declared-retry", "retries-undeclared-status", "ignores-should-retry-false", "ignores-error-code"},
 		Needs:   append(needs[:len(needs):len(needs)], configNeed),
 		Covers:  "each declared client, in each of its configurations",
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return configurationSpecs(p, e, "retries a dropped response, a timeout, a 503 and each status it declares, and no status it does not",
 			func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
-				plans := transientPlans(cfg.Retry)
+				plans := append(transientPlans(cfg.Retry), conditionPlans(c, cfg.Retry)...)
 				run, r := s.play(c, cfg, scenario{ops: len(plans), plans: plans})
 				if r != nil {
 					return *r
@@ -43,11 +47,11 @@ judged is unknown, never a pass.`,
 }
 
 // transientPlans are the retries-transient scenario's operations: a connection closed after
-// processing, an attempt held past the client's timeout, a 503, each status the policy lists in
-// retries, and the statuses it does not declare (undeclaredStatuses), each failed once and then
-// answered with a success.
+// processing, an attempt held past the client's timeout, a 503 (its condition met, where only a
+// conditional entry retries it), each status the policy lists in retries, and the statuses it
+// does not declare (undeclaredStatuses), each failed once and then answered with a success.
 func transientPlans(p targets.RetryPolicy) []plan {
-	plans := []plan{{drop, success}, {hold, success}, {status(503, 0), success}}
+	plans := []plan{{drop, success}, {hold, success}, {retriedStatus(p, 503, 0), success}}
 	seen := []int{503}
 	for _, st := range append(p.RetriedStatuses(), undeclaredStatuses(p)...) {
 		if !slices.Contains(seen, st) {

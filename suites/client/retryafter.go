@@ -8,17 +8,15 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 )
 
-// retryAfterStatuses are the statuses the retry-after scenario answers with a Retry-After: a 429,
-// a 503 and a 409 in flight.
-var retryAfterStatuses = []int{429, 503, 409}
-
 func init() {
 	p := &Property{
 		Name: "retry-after",
-		Must: `After a 429, a 503 and a 409 in flight with Retry-After: S (and any other status the client
-lists in honors_retry_after and retries), the client's next attempt MUST arrive no earlier than
-S − 50 ms after the answer was written, for each status whose Retry-After it declares it honours
-(honors_retry_after: true, or the statuses listed) and retries; a retry after another is backoff's.`,
+		Must: `After each status the client retries whose Retry-After it declares it honours
+(honors_retry_after: true, or the statuses listed), in the order retries lists them (a 503, a 409
+in flight, a 429 by default; a conditional one with its condition met), answered with
+Retry-After: S, the client's next attempt MUST arrive no earlier than S − 50 ms after the answer
+was written; a retry after another is backoff's, and so is a connection closed (it carries no
+Retry-After). A client that retries no such status leaves the scenario unknown.`,
 		Catches: []string{"ignores-retry-after", "retry-after-429-ignored"},
 		Needs:   append(needs[:len(needs):len(needs)], "clients[].retry.honors_retry_after"),
 		Covers:  "each declared client",
@@ -32,13 +30,16 @@ S − 50 ms after the answer was written, for each status whose Retry-After it d
 		},
 	}
 	p.Specs = func(e *Env) []*Spec {
-		return clientSpecs(p, e, "waits out Retry-After on a 429, a 503 and a 409", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
+		return clientSpecs(p, e, "waits out the Retry-After of each status it retries and honours it on", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {
 			if !c.Retry.HonorsRetryAfter {
 				return check.Skipf("client %s declares honors_retry_after: false", c.Name)
 			}
 			var plans []plan
-			for _, st := range retryAfterPlanned(c.Retry) {
-				plans = append(plans, plan{status(st, time.Second), success})
+			for _, st := range retryAfterPlanned(cfg.Retry) {
+				plans = append(plans, plan{retriedStatus(cfg.Retry, st, time.Second), success})
+			}
+			if len(plans) == 0 {
+				return check.Unknownf("client %s declares it retries no status whose Retry-After it honours (retry.retries, retry.honors_retry_after): no Retry-After can be planned", c.Name)
 			}
 			run, r := s.play(c, cfg, scenario{ops: len(plans), plans: plans})
 			if r != nil {
@@ -50,12 +51,14 @@ S − 50 ms after the answer was written, for each status whose Retry-After it d
 	register(p)
 }
 
-// retryAfterPlanned are the statuses the scenario answers with a Retry-After: a 429, a 503, a
-// 409, and each other status the policy both lists in honors_retry_after and retries.
+// retryAfterPlanned are the statuses the scenario answers with a Retry-After: each the policy
+// retries (in the order its retries list them: PlannedStatuses) whose Retry-After it declares
+// it honours, then each other status honors_retry_after lists that the policy retries (a 502
+// under the class 5xx).
 func retryAfterPlanned(p targets.RetryPolicy) []int {
-	out := slices.Clone(retryAfterStatuses)
-	for _, st := range p.RetryAfterStatuses {
-		if !slices.Contains(out, st) && p.RetriesStatus(st) {
+	var out []int
+	for _, st := range append(p.PlannedStatuses(), p.RetryAfterStatuses...) {
+		if p.HonoursRetryAfterOn(st) && (p.RetriesStatus(st) || p.Conditional(st)) && !slices.Contains(out, st) {
 			out = append(out, st)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"syscall"
 	"time"
@@ -87,16 +86,23 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 	if err := os.WriteFile(opsFile, data, 0o644); err != nil {
 		return fail("the ops file: %v", err)
 	}
-	vars := targets.ClientVars{URL: a.url, CAFile: cr.CAFile, State: state, Ref: prefix, Ops: strconv.Itoa(len(cr.Ops)), OpsFile: opsFile}
-	if err := configure(&cr, c, cfg, vars, sc.sameRef && len(asked) > sc.ops); err != nil {
+	vars := targets.ClientVars{URL: a.url, CAFile: cr.CAFile, State: state, Ref: prefix, Ops: strconv.Itoa(len(cr.Ops)), OpsFile: opsFile, Restart: "0"}
+	sameRef := sc.sameRef && len(asked) > sc.ops
+	if err := configure(&cr, c, cfg, vars, sameRef); err != nil {
 		return fail("client %s: %v", c.Name, err)
+	}
+	// A restart is told apart: {{.Restart}} is 1 in its command and env, ClientRun.Restart true.
+	restarted := func() (targets.ClientVars, framework.ClientRun, error) {
+		v, r := vars, cr
+		v.Restart, r.Restart = "1", true
+		return v, r, configure(&r, c, cfg, v, sameRef)
 	}
 
 	run = check.ClientRun{Client: c.Name, Wanted: len(asked), Asked: asked, Exit: -1}
 	stalls := framework.WatchStalls()
 	defer stalls.Stop()
-	starter := s.starter(c, cfg, ip, sc.restart, vars, cr)
-	life, err := starter()
+	start := s.starter(c, cfg, ip, sc.restart)
+	life, err := start(vars, cr)
 	if err != nil {
 		return fail("start client %s: %v", c.Name, err)
 	}
@@ -124,7 +130,11 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 			s.kill(c, life, "an attempt was held: the restart scenario")
 			a.life.Store(2)
 			s.Notef("client %s: SIGKILLed while its first attempt was held (processed, unanswered), then started again with the same command, operations and state directory", c.Name)
-			if life, err = starter(); err != nil {
+			v, r, err := restarted()
+			if err == nil {
+				life, err = start(v, r)
+			}
+			if err != nil {
 				return fail("restart client %s: %v", c.Name, err)
 			}
 		case <-s.Ctx().Done():
@@ -141,7 +151,7 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 	}
 	stalls.Stop()
 	a.settle()
-	run.Ops = s.group(c, a.history(), stalls)
+	run.Ops = s.group(c, a.history(), stalls.Within)
 	s.drawTimeline(run.Ops)
 	return run, nil
 }
@@ -150,7 +160,7 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 func (s *S) drawTimeline(ops []check.ClientOp) {
 	lanes := make([]reports.ClientLane, len(ops))
 	for i, op := range ops {
-		lanes[i].Label = op.Identity
+		lanes[i].Label = op.Name()
 		for n, a := range op.Attempts {
 			lanes[i].Attempts = append(lanes[i].Attempts, reports.ClientMark{Start: a.Start, Answered: a.Answered, Answer: a.Answer,
 				Key: a.Key, Restarted: n > 0 && a.Life > op.Attempts[n-1].Life})
@@ -240,14 +250,15 @@ type life struct {
 	output   func() string
 }
 
-// starter returns what starts the client once more: its command as a process (or, driven
-// in-process, the function; the re-executed test binary when the scenario restarts it).
-func (s *S) starter(c *targets.Client, cfg *targets.ClientConfiguration, ip *framework.InProcessClient, restart bool, vars targets.ClientVars,
-	cr framework.ClientRun) func() (*life, error) {
+// starter returns what starts the client once more with a start's values and run: its command
+// as a process (or, driven in-process, the function; the re-executed test binary when the
+// scenario restarts it).
+func (s *S) starter(c *targets.Client, cfg *targets.ClientConfiguration, ip *framework.InProcessClient, restart bool) func(targets.ClientVars,
+	framework.ClientRun) (*life, error) {
 	if ip != nil && !restart {
-		return func() (*life, error) { return s.inProcess(ip, cr), nil }
+		return func(_ targets.ClientVars, cr framework.ClientRun) (*life, error) { return s.inProcess(ip, cr), nil }
 	}
-	return func() (*life, error) {
+	return func(vars targets.ClientVars, cr framework.ClientRun) (*life, error) {
 		var argv, env []string
 		var err error
 		if ip != nil {
@@ -341,49 +352,19 @@ func (s *S) inProcess(ip *framework.InProcessClient, cr framework.ClientRun) *li
 	return l
 }
 
-// group turns a scenario's attempts into the client's logical operations, by operation and
-// declared identity, in the order each first arrived; attempts for no declared operation are
-// noted (they got 404). Each attempt after an operation's first carries how long stalls saw the
-// harness stalled since the previous one's answer.
-func (s *S) group(c *targets.Client, attempts []history.Attempt, stalls *framework.StallWatch) []check.ClientOp {
-	var ops []check.ClientOp
-	index := map[string]int{}
+// group turns a scenario's attempts into the client's logical operations (check.GroupClientOps,
+// stalled saying how long the harness saw itself stalled between two instants); attempts for no
+// declared operation are noted (they got 404).
+func (s *S) group(c *targets.Client, attempts []history.Attempt, stalled func(from, to time.Time) time.Duration) []check.ClientOp {
 	unknown := 0
 	for _, a := range attempts {
 		s.NoteKey(a.Key)
 		if a.Answer == check.AnswerUnknownPath {
 			unknown++
-			continue
 		}
-		id := a.Op + "\x00" + a.Identity
-		i, ok := index[id]
-		if !ok {
-			i = len(ops)
-			index[id] = i
-			ops = append(ops, check.ClientOp{Def: opNamed(c, a.Op), Identity: a.Identity})
-		}
-		ops[i].Attempts = append(ops[i].Attempts, a)
 	}
 	if unknown > 0 {
 		s.Notef("client %s sent %d requests for no declared operation (answered 404): check clients[].operations[].method and path", c.Name, unknown)
 	}
-	for i := range ops {
-		as := ops[i].Attempts
-		sort.SliceStable(as, func(x, y int) bool { return as[x].Start.Before(as[y].Start) })
-		ops[i].Stalls = make([]time.Duration, len(as))
-		for n := 1; n < len(as); n++ {
-			ops[i].Stalls[n] = stalls.Within(as[n-1].Answered, as[n].Start)
-		}
-	}
-	return ops
-}
-
-// opNamed returns the client operation with this name.
-func opNamed(c *targets.Client, name string) *targets.ClientOperation {
-	for _, op := range c.Operations {
-		if op.Name == name {
-			return op
-		}
-	}
-	return c.Operations[0]
+	return check.GroupClientOps(c, attempts, stalled)
 }

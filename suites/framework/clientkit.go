@@ -35,6 +35,9 @@ type ClientRun struct {
 	Configuration string
 	// Policy is the retry policy the client declares in that configuration.
 	Policy targets.RetryPolicy
+	// Restart is true when the harness starts the client again after killing it
+	// (restart-reuses-key), as {{.Restart}} is 1 in a command's templates.
+	Restart bool
 }
 
 // ClientOp is one operation a client is asked to perform: its business reference and the
