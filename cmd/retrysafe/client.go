@@ -22,6 +22,8 @@ type clientFlags struct {
 	ops, sameRefAmount                       int
 	policy                                   client.Policy
 	headers                                  []string
+	shouldRetryHeader                        string
+	retryWhen                                []string
 }
 
 func newClientCmd() *cobra.Command {
@@ -53,7 +55,10 @@ across restarts). Never on 400, 401,
 403, 404, 422, any other 4xx, 1xx or 3xx. Retry n waits a delay drawn by --jitter below
 min(--backoff-max, --backoff-initial * --backoff-multiplier^(n-1)): full from [10ms, cap],
 equal from [cap/2, cap], none the cap; never under 10ms; and at least the Retry-After
-(seconds or HTTP-date) of a 409, 429 or 503.
+(seconds or HTTP-date) of a 409, 429 or 503. --should-retry-header NAME decides over the
+status when an answer carries it: "true" retries (a 400 too), "false" fails at once (a 503
+too). --retry-when STATUS:JSONPATH=VALUE (repeatable) retries STATUS only when the answer's
+JSON holds VALUE there (429:$.error.code=lock_timeout), and fails it at once otherwise.
 
 Output: one line per operation on stdout, "ok REF key=KEY attempts=N" (key=- when none
 was sent) or "failed REF: REASON"; one line per attempt and wait on stderr.
@@ -98,6 +103,8 @@ its operation stays pending).
 	fl.DurationVar(&f.policy.Max, "backoff-max", client.DefaultBackoffMax, "largest backoff cap")
 	fl.StringVar(&f.jitter, "jitter", string(client.DefaultJitter), "how a delay is drawn below its cap: full, equal or none")
 	fl.StringArrayVar(&f.headers, "header", nil, `"Name: value" sent with every attempt (credentials, say); repeatable`)
+	fl.StringVar(&f.shouldRetryHeader, "should-retry-header", "", `a header of the answers that decides over the status: "true" retries, "false" fails at once`)
+	fl.StringArrayVar(&f.retryWhen, "retry-when", nil, "STATUS:JSONPATH=VALUE: retry STATUS only when the answer's JSON holds VALUE there; repeatable")
 	return cmd
 }
 
@@ -120,6 +127,14 @@ func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 			cfg.Header = http.Header{}
 		}
 		cfg.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	cfg.ShouldRetryHeader = strings.TrimSpace(f.shouldRetryHeader)
+	for _, w := range f.retryWhen {
+		rw, err := client.ParseRetryWhen(w)
+		if err != nil {
+			return cfg, usageErr("--retry-when %v", err)
+		}
+		cfg.RetryWhen = append(cfg.RetryWhen, rw)
 	}
 	if cfg.Mutant, err = client.ParseMutant(f.mutant); err != nil {
 		return cfg, usageErr("--mutant: %v", err)

@@ -60,6 +60,9 @@ var clientFocus = map[refclient.Mutant]string{
 	refclient.MutantSkipsDeclaredRetry: "config:default",
 	refclient.MutantSuccessOnBareError: "scenario:bare-error",
 	refclient.MutantRetriesUndeclared:  "config:default",
+	// issue 38: what decides from an answer's content
+	refclient.MutantIgnoresShouldRetryFalse: "config:default",
+	refclient.MutantIgnoresErrorCode:        "config:default",
 }
 
 // runClientCell runs the property of one client row against the mutant (its focus only).

@@ -24,6 +24,8 @@ type step struct {
 	// bare, with a status, is the answer's whole body, written as text/plain: not the API's
 	// error shape ({"error": ...}, which every other error answer has).
 	bare string
+	// json, with an error status, is the answer's body instead of {"error":{"message": ...}}.
+	json string
 }
 
 var (
@@ -146,6 +148,10 @@ func (a *api) do(w http.ResponseWriter, r *http.Request, st step) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(status)
 			fmt.Fprint(w, st.bare)
+		case status >= 300 && st.json != "":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprint(w, st.json)
 		case status >= 300:
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)

@@ -16,7 +16,10 @@
 //     its stored key and body; a done or failed one is not sent again.
 //   - A retry only of what may be transient: no response (connection refused, reset or
 //     closed, attempt timeout), any 5xx, 409 and 429. A 400, 401, 403, 404, 422, any other
-//     4xx, and any 1xx or 3xx (redirects are not followed) fail the operation at once.
+//     4xx, and any 1xx or 3xx (redirects are not followed) fail the operation at once. When
+//     configured, a should-retry header decides over the status both ways, and a status named
+//     by a condition on the body (a 429 only when its code is lock_timeout) is retried only
+//     when the answer meets it.
 //   - A wait before every retry: exponential backoff with jitter (see Policy.Delay), never
 //     under MinDelay (10 ms), and never sooner than a Retry-After (seconds or HTTP-date) on
 //     409, 429 and 503: the delay is max(Retry-After, backoff delay). A resumed operation
@@ -76,6 +79,14 @@ type Config struct {
 	// Header is sent with every attempt (credentials, say): a real API wants to know its
 	// caller. Idempotency-Key and Content-Type are the client's own.
 	Header http.Header
+	// ShouldRetryHeader, when set, names a header of the API's answers that decides over the
+	// status: "true" retries the answer (a 400 included), "false" fails the operation at once
+	// (a 503 included); absent or with another value, the status decides.
+	ShouldRetryHeader string
+	// RetryWhen are conditions on the answer's body: a status one names is retried only when
+	// the answer meets one of them (429 only when $.error.code is lock_timeout), and fails the
+	// operation at once otherwise.
+	RetryWhen []RetryWhen
 	// Out receives one line per finished operation (see Result.Line); nil discards them.
 	Out io.Writer
 	// Log receives one line per attempt and per wait, for people; nil discards them.

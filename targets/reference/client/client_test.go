@@ -407,3 +407,41 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
+
+// Configured, the should-retry header decides over the status both ways, and a status a
+// condition names is retried only when the answer meets it; a header with another value, or none,
+// leaves the status to decide.
+func TestReadsTheAnswerBeforeRetrying(t *testing.T) {
+	t.Parallel()
+	when, err := ParseRetryWhen("429:$.error.code=lock_timeout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withJSON := func(s step, body string) step { s.json = body; return s }
+	for _, tc := range []struct {
+		name  string
+		first step
+		sent  int
+	}{
+		{"a 400 the header says to retry", answerWith(400, "Should-Retry", "true"), 2},
+		{"a 503 the header says not to", answerWith(503, "Should-Retry", "FALSE"), 1},
+		{"a 503 with another value", answerWith(503, "Should-Retry", "maybe"), 2},
+		{"a 429 whose code is lock_timeout", withJSON(answerWith(429), `{"error": {"code": "lock_timeout"}}`), 2},
+		{"a 429 with another code", withJSON(answerWith(429), `{"error": {"code": "rate_limited"}}`), 1},
+		{"a 429 with no code, the header says to retry", answerWith(429, "Should-Retry", "true"), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := newAPI(t, steps(tc.first))
+			r := runClient(t.Context(), t, a, Config{ShouldRetryHeader: "Should-Retry", RetryWhen: []RetryWhen{when}})
+			if n := len(a.attempts("")); n != tc.sent {
+				t.Errorf("%d attempts, want %d (%q)", n, tc.sent, r.out)
+			}
+		})
+	}
+	for _, bad := range []string{"429", "429:$.error.code", "200:$.code=x", "x:$.code=y", "429:$[=x"} {
+		if _, err := ParseRetryWhen(bad); err == nil {
+			t.Errorf("ParseRetryWhen(%q) accepted", bad)
+		}
+	}
+}

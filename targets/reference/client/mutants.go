@@ -30,6 +30,9 @@ const (
 	MutantSkipsDeclaredRetry Mutant = "skips-declared-retry"
 	MutantSuccessOnBareError Mutant = "success-on-bare-error"
 	MutantRetriesUndeclared  Mutant = "retries-undeclared-status"
+	// The mutants of what decides from an answer's content (issue 38).
+	MutantIgnoresShouldRetryFalse Mutant = "ignores-should-retry-false"
+	MutantIgnoresErrorCode        Mutant = "ignores-error-code"
 )
 
 // MutantInfo describes one mutant: its bug and the property that must catch it.
@@ -58,6 +61,9 @@ var Mutants = []MutantInfo{
 	{MutantSkipsDeclaredRetry, "never retries a 409, which it declares it retries: the operation fails at once", "retries-transient"},
 	{MutantSuccessOnBareError, "takes a non-2xx whose body is not its error shape (a JSON object with an error member) for a success", "bounded"},
 	{MutantRetriesUndeclared, "retries every 4xx besides 400, 401, 403, 404 and 422 (a 408, a 425) as transient, though it declares neither", "retries-transient"},
+	// The mutants of what decides from an answer's content (issue 38).
+	{MutantIgnoresShouldRetryFalse, "retries a status it retries (a 503) although its configured should-retry header says false", "retries-transient"},
+	{MutantIgnoresErrorCode, "retries a 429 whatever its error code, although its configured condition retries it only when the code is lock_timeout", "retries-transient"},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct client).

@@ -38,6 +38,8 @@ func scenarios() []scenario {
 		{MutantSkipsDeclaredRetry, showSkipsDeclaredRetry},
 		{MutantSuccessOnBareError, showSuccessOnBareError},
 		{MutantRetriesUndeclared, showRetriesUndeclared},
+		{MutantIgnoresShouldRetryFalse, showIgnoresShouldRetryFalse},
+		{MutantIgnoresErrorCode, showIgnoresErrorCode},
 	}
 }
 
@@ -309,6 +311,28 @@ func showRetriesUndeclared(t *testing.T, m Mutant) (bool, string) {
 	a := newAPI(t, steps(answerWith(408)))
 	r := runClient(t.Context(), t, a, Config{Mutant: m})
 	return len(a.attempts("")) > 1, fmt.Sprintf("one 408, then 201: %d attempts, %q", len(a.attempts("")), r.out)
+}
+
+// showIgnoresShouldRetryFalse shows a client told by its should-retry header not to retry a
+// 503, retrying it.
+func showIgnoresShouldRetryFalse(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(answerWith(503, "Should-Retry", "false")))
+	r := runClient(t.Context(), t, a, Config{Mutant: m, ShouldRetryHeader: "Should-Retry"})
+	return len(a.attempts("")) > 1, fmt.Sprintf("a 503 with Should-Retry: false, then 201: %d attempts, %q", len(a.attempts("")), r.out)
+}
+
+// showIgnoresErrorCode shows a client that retries a 429 only when its code is lock_timeout
+// retrying one whose code is another.
+func showIgnoresErrorCode(t *testing.T, m Mutant) (bool, string) {
+	when, err := ParseRetryWhen("429:$.error.code=lock_timeout")
+	if err != nil {
+		return false, err.Error()
+	}
+	rate := answerWith(429)
+	rate.json = `{"error": {"code": "rate_limited"}}`
+	a := newAPI(t, steps(rate))
+	r := runClient(t.Context(), t, a, Config{Mutant: m, RetryWhen: []RetryWhen{when}})
+	return len(a.attempts("")) > 1, fmt.Sprintf("a 429 whose code is rate_limited, then 201: %d attempts, %q", len(a.attempts("")), r.out)
 }
 
 // mutantNames returns every mutant's name, in the table's order.

@@ -28,7 +28,9 @@ type verdict struct {
 }
 
 // judge decides what an answer means: no response, any 5xx, 409 and 429 are retryable
-// (honouring Retry-After on 409, 429 and 503); a 2xx succeeds; anything else is final.
+// (honouring Retry-After on 409, 429 and 503); a 2xx succeeds; anything else is final. A
+// configured should-retry header decides over the status, both ways; a status a configured
+// condition names is retryable only when the answer meets it.
 func (r *runner) judge(a answer) verdict {
 	switch s := a.status; {
 	case s == 0:
@@ -37,20 +39,45 @@ func (r *runner) judge(a answer) verdict {
 		return verdict{kind: succeeded}
 	case r.cfg.Mutant == MutantSuccessOnBareError && !errorShaped(a.body):
 		return verdict{kind: succeeded}
+	}
+	if retry, says := r.shouldRetry(a.header); says && retry {
+		return r.retry(a)
+	} else if says && (r.cfg.Mutant != MutantIgnoresShouldRetryFalse || r.byStatus(a).kind != retryable) {
+		return verdict{kind: final}
+	}
+	if named, met := r.conditioned(a.status, a.body); named && r.cfg.Mutant != MutantIgnoresErrorCode {
+		if met {
+			return r.retry(a)
+		}
+		return verdict{kind: final}
+	}
+	return r.byStatus(a)
+}
+
+// byStatus decides from an answer's status alone.
+func (r *runner) byStatus(a answer) verdict {
+	switch s := a.status; {
 	case s == http.StatusConflict && r.cfg.Mutant == MutantSkipsDeclaredRetry:
 		return verdict{kind: final}
 	case s >= 500 || s == http.StatusConflict || s == http.StatusTooManyRequests:
-		v := verdict{kind: retryable}
-		if honoursRetryAfter(s) && r.cfg.Mutant != MutantIgnoresRetryAfter && (s != http.StatusTooManyRequests || r.cfg.Mutant != MutantRetryAfter429) {
-			v.retryAfter, _ = ParseRetryAfter(a.header.Get("Retry-After"), time.Now())
-		}
-		return v
+		return r.retry(a)
 	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity) && r.cfg.Mutant == MutantRetriesRejections:
 		return verdict{kind: retryable}
 	case s >= 400 && s <= 499 && !rejection(s) && r.cfg.Mutant == MutantRetriesUndeclared:
 		return verdict{kind: retryable}
 	}
 	return verdict{kind: final}
+}
+
+// retry is the verdict on an answer to retry: with the Retry-After it honours (on 409, 429 and
+// 503).
+func (r *runner) retry(a answer) verdict {
+	v := verdict{kind: retryable}
+	s := a.status
+	if honoursRetryAfter(s) && r.cfg.Mutant != MutantIgnoresRetryAfter && (s != http.StatusTooManyRequests || r.cfg.Mutant != MutantRetryAfter429) {
+		v.retryAfter, _ = ParseRetryAfter(a.header.Get("Retry-After"), time.Now())
+	}
+	return v
 }
 
 // rejection reports whether a status is one the client declares it never resends: 400, 401,
