@@ -64,6 +64,7 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 		foldVerdict(rp)
 		run.Properties = append(run.Properties, *rp)
 	}
+	run.Causes = reports.FindCauses(run)
 	for _, ev := range e.History.Events() {
 		run.Faults = append(run.Faults, reports.FaultEvent{At: ev.At, Action: ev.Action, Kind: ev.Kind, Target: ev.Target,
 			Fault: ev.Fault, Error: ev.Err})
