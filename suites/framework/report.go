@@ -194,6 +194,9 @@ func profileMap(p targets.Profile) map[string]string {
 	if p.Expired == targets.ExpiredReject {
 		m["expired_status"] = p.ExpiredStatus.String()
 	}
+	if m["operation_scope"] = string(p.OperationScope); p.OperationScope == targets.ScopeShared {
+		m["operation_reuse_status"] = p.OperationReuseStatus.String()
+	}
 	return m
 }
 
