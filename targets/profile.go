@@ -87,6 +87,8 @@ type Profile struct {
 	OperationScope       OperationScope
 	OperationReuseStatus StatusSet
 	scopeLine            int // where operation_scope is declared
+
+	formsDeclared bool // the file writes key_forms (keyforms.go)
 }
 
 // ReplayHeader is a header (and optionally its value) that marks a replayed response.
@@ -226,6 +228,7 @@ func (d *decoder) profile(top *object) Profile {
 		}
 	}
 	if forms, ok := d.strings(o, "key_forms"); ok {
+		p.formsDeclared = true
 		p.KeyForms = nil
 		for _, f := range forms {
 			f = strings.TrimSpace(f)

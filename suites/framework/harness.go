@@ -105,6 +105,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 			Fault: ev.Fault, Err: ev.Error})
 	})
 	if !h.o.noBaseline {
+		h.settleKeyForms(ctx)
 		if err := h.baseline(ctx); err != nil {
 			h.Close()
 			return nil, err

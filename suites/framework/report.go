@@ -158,6 +158,7 @@ func targetInfo(e *Env) reports.TargetInfo {
 	for _, in := range t.Instances {
 		info.Instances = append(info.Instances, e.History.Redactor().URL(in.URL.String()))
 	}
+	info.Deviations = append(info.Deviations, e.deviations...)
 	for _, c := range t.Clients {
 		for _, d := range c.Deviations() {
 			info.Deviations = append(info.Deviations, "client "+c.Name+" "+d)
