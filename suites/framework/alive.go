@@ -32,4 +32,3 @@ func (s *S) Alive(i int) string {
 	}
 	return ""
 }
-
