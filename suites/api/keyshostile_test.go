@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -64,33 +65,58 @@ func TestHostileKeyCrashesTheTarget(t *testing.T) {
 	}
 }
 
-// TestRawStoreKeyOnRedis: the raw-store-key mutant answers 5xx to the key idempotency:K on Redis
-// (K's cached answer is a string, its claim a hash): keys fails, the correct API passes.
-func TestRawStoreKeyOnRedis(t *testing.T) {
+// TestRawStoreKey: the raw-store-key mutant answers 5xx to the key idempotency:K on Redis (K's
+// cached answer is a string, its claim a hash) and replays K's answer to K% on SQLite (its answers
+// looked up by pattern): keys fails with that, and the correct API passes on both.
+func TestRawStoreKey(t *testing.T) {
 	ctx := context.Background()
-	for _, m := range []reference.Mutant{reference.MutantRawStoreKey, reference.MutantNone} {
-		store, err := reference.OpenRedis(ctx, "", "retrysafe-test-rawkey-"+rand.Text()[:8]+":")
-		if err != nil {
-			t.Skipf("no Redis: %v", err)
-		}
-		t.Cleanup(func() { store.Purge(ctx); store.Close() })
-		api, err := reference.NewAPI(reference.Config{Store: store, Tenants: []string{"alice", "bob"}, Mutant: m,
-			Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, _ := runAgainst(t, api, twoOps, "", "property:keys")
-		s := specsOf(run, "keys")[hostileText]
-		if m == reference.MutantNone {
-			if s.Verdict != reports.Pass {
-				t.Errorf("the correct API on Redis: %s %s", s.Verdict, s.Failure)
+	stores := map[string]func(t *testing.T) reference.Store{
+		"redis": func(t *testing.T) reference.Store {
+			st, err := reference.OpenRedis(ctx, "", "retrysafe-test-rawkey-"+rand.Text()[:8]+":")
+			if err != nil {
+				t.Skipf("no Redis: %v", err)
 			}
-			continue
-		}
-		if s.Verdict != reports.Fail || !slices.Equal(kindsOf(s), []reports.Kind{reports.KindServerError}) ||
-			!strings.Contains(s.Failure, "another key of the run behind a namespace (idempotency:KEY) got 503") {
-			t.Errorf("raw-store-key: %s %v, want one server-error at idempotency:KEY:\n%s", s.Verdict, kindsOf(s), s.Failure)
-		}
+			t.Cleanup(func() { st.Purge(ctx) })
+			return st
+		},
+		"sqlite": func(t *testing.T) reference.Store {
+			st, err := reference.OpenSQLite(ctx, filepath.Join(t.TempDir(), "keys.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		},
+	}
+	want := map[string]struct {
+		kinds []reports.Kind
+		says  string
+	}{
+		"redis":  {[]reports.Kind{reports.KindServerError}, "another key of the run behind a namespace (idempotency:KEY) got 503"},
+		"sqlite": {[]reports.Kind{reports.KindMissingRecord, reports.KindForeignResponse}, "another key of the run as a LIKE pattern (KEY%) got the answer stored for the key of attempt #"},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			for _, m := range []reference.Mutant{reference.MutantRawStoreKey, reference.MutantNone} {
+				store := open(t)
+				t.Cleanup(func() { store.Close() })
+				api, err := reference.NewAPI(reference.Config{Store: store, Tenants: []string{"alice", "bob"}, Mutant: m,
+					Retention: reference.DefaultRetention, LockTimeout: reference.DefaultLockTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				run, _ := runAgainst(t, api, twoOps, "", "property:keys")
+				s := specsOf(run, "keys")[hostileText]
+				if m == reference.MutantNone {
+					if s.Verdict != reports.Pass {
+						t.Errorf("the correct API: %s %s", s.Verdict, s.Failure)
+					}
+					continue
+				}
+				if w := want[name]; s.Verdict != reports.Fail || !slices.Equal(kindsOf(s), w.kinds) || !strings.Contains(s.Failure, w.says) {
+					t.Errorf("raw-store-key: %s %v, want %v saying %q:\n%s", s.Verdict, kindsOf(s), w.kinds, w.says, s.Failure)
+				}
+			}
+		})
 	}
 }
 

@@ -59,6 +59,9 @@ func (a *API) create(op operation) http.HandlerFunc {
 		// Once claimed, the work goes on when the client goes away: a real handler does not
 		// abandon a charge half-way because its caller hung up.
 		ctx := context.WithoutCancel(r.Context())
+		if a.rawReplay(w, ctx, at) {
+			return
+		}
 		if a.cfg.Mutant == MutantRace {
 			a.checkThenInsert(w, ctx, at)
 			return

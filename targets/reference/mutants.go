@@ -111,7 +111,7 @@ var Mutants = []MutantInfo{
 	{MutantRelayMarksOnError, "the relay marks an event sent although its publication failed: an event whose broker was out of reach is never published", eventStores, nil, "event-under-broker-outage", nil},
 	// The defects real libraries shipped.
 	{MutantErrorRecordAfterAnswer, "a handler error is answered first and stored about 200 ms later (fire-and-forget): a retry sent at once gets 409 \"in progress\" for a request that has finished", AllStores, nil, "error-replay", nil},
-	{MutantRawStoreKey, "the raw key names its store entries unescaped, beside the store's other entries: the key's claim at NS:KEY (a hash) and its cached answer at NS:idempotency:KEY (a string), so that the key idempotency:K names key K's cached answer as its claim and every command on it fails (WRONGTYPE): 5xx", []string{"redis"}, nil, "keys", nil},
+	{MutantRawStoreKey, "the raw key names its store entries unescaped: on Redis, beside the store's other entries, the key's claim at NS:KEY (a hash) and its cached answer at NS:idempotency:KEY (a string), so that the key idempotency:K names key K's cached answer as its claim and every command on it fails (WRONGTYPE: 5xx); on SQL, a completed answer is looked up by pattern (scope LIKE the raw key), so that the key K% reads key K's answer", durableStores, nil, "keys", nil},
 }
 
 // needsEvents reports whether the mutant changes how events are published (it needs
