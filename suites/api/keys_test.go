@@ -51,6 +51,19 @@ func TestKeyFormsAsked(t *testing.T) {
 	if same.Verdict != reports.Fail || !slices.Contains(kindsOf(same), reports.KindDuplicateRecord) || len(run.Target.Deviations) != 0 {
 		t.Errorf("declared [quoted, bare]: %s %v, deviations %q; want a duplicate-record failure and none", same.Verdict, kindsOf(same), run.Target.Deviations)
 	}
+	// An API that refuses the quoted form refuses the baseline too: it is sent again bare.
+	refusesQuoted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Idempotency-Key"), `"`) {
+			http.Error(w, `{"error":"bad key"}`, http.StatusBadRequest)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	run, _ = runAgainst(t, refusesQuoted, twoOps, "", "property:keys")
+	if run.Properties[0].Verdict != reports.Pass || len(run.Target.Deviations) != 1 ||
+		!strings.HasPrefix(run.Target.Deviations[0], "the quoted (RFC 8941) form of a key is refused (400): every key sent bare") {
+		t.Errorf("quoted keys refused: %s, deviations %q", run.Properties[0].Verdict, run.Target.Deviations)
+	}
 	// The reference, whose quoted and bare forms are one key, keeps both with no deviation.
 	run, _ = runAgainst(t, referenceAPI(t, reference.MutantNone), twoOps, "", "property:keys")
 	if run.Properties[0].Verdict != reports.Pass || len(run.Target.Deviations) != 0 || run.Target.Profile["key_forms"] != "quoted,bare" {

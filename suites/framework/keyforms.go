@@ -8,24 +8,25 @@ import (
 	"github.com/retrysafe/retrysafe/targets"
 )
 
-// settleKeyForms asks the API, before any property, whether the quoted (RFC 8941) and the bare
-// form of one key are one key, when the target file declares no key form
+// settleKeyForms asks the API, after the baseline and before any property, whether the quoted
+// (RFC 8941) and the bare form of one key are one key, when the target file declares no key form
 // (targets.Target.KeyFormsToAsk): the default, both forms as one key, is a claim about someone
 // else's API. One new key of the first header-keyed operation (one with an observer first) is
 // sent quoted, then bare, and judged as the probe judges it (check.JudgeKeyForms). When they are
 // one key nothing changes; otherwise every key of the run is sent in the form that works (bare,
 // the raw header value, when the forms are distinct keys) and the run's deviations say so:
-// reported, never failed. When nothing can be told (neither form accepted), the baseline that
-// follows says why.
-func (h *Harness) settleKeyForms(ctx context.Context) {
+// reported, never failed. It reports whether it changed the forms: a baseline refused in the
+// quoted form is then sent again in the form that works. When nothing can be told (neither form
+// accepted, no answer), nothing changes.
+func (h *Harness) settleKeyForms(ctx context.Context) bool {
 	t := h.target
 	if !t.KeyFormsToAsk() {
-		return
+		return false
 	}
 	def := headerKeyed(h.env.Observed())
 	if def == nil {
 		if def = headerKeyed(t.Operations); def == nil {
-			return
+			return false
 		}
 	}
 	op := h.env.Session(ctx).NewOp(def)
@@ -34,12 +35,13 @@ func (h *Harness) settleKeyForms(ctx context.Context) {
 	c := op.CountQuiet()
 	found := check.JudgeKeyForms(q, b, c.N, c.Taken && c.Err == "", t.Profile.Ignore)
 	if found.Forms == nil || found.OneKey() {
-		return
+		return false
 	}
 	t.UseKeyForms(found.Forms)
 	dev := fmt.Sprintf("%s: every key sent %s (%s; attempts #%d, #%d)", found.Deviation, found.Forms[0], found.Note, q.Seq, b.Seq)
 	h.env.deviations = append(h.env.deviations, dev)
 	fmt.Fprintf(h.o.logWriter(), "key forms: %s\n", dev)
+	return true
 }
 
 // headerKeyed returns the first of ops whose key travels in a header, or nil.
