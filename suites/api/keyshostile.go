@@ -39,13 +39,14 @@ func hostileSpec(p *Property, def *targets.Operation) *Spec {
 				continue
 			}
 			hs := check.HostileSend{What: k.What, Of: k.Of, Attempt: a}
-			if !k.Of && a.Outcome == history.OK {
+			if a.Outcome != history.OK && s.Alive(0) != "" {
+				h.Keys = append(h.Keys, hs)
+				break // it died (or hangs): the keys after it would only wait
+			}
+			if !k.Of {
 				hs.Records = op.Count()
 			}
 			h.Keys = append(h.Keys, hs)
-			if a.Outcome != history.OK && s.Alive(0) != "" {
-				break // it died (or hangs): the keys after it would only wait
-			}
 		}
 		h.OtherRecord = other.Count()
 		h.Alive = s.Alive(0)

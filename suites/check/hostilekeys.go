@@ -34,18 +34,28 @@ type HostileKeys struct {
 // own single record and its own answer: never a 5xx, never another key's stored answer. A key
 // built on another key of the run shares that key's ref: their ref MUST hold one record more for
 // each of them answered 2xx. Afterwards the API MUST still answer its health check and a plain
-// request; otherwise it is target-crashed, naming the key that preceded the silence.
+// request; otherwise it is target-crashed, naming the key that preceded the silence. A key that
+// got no answer while the API lives on was refused (the connection closed on it) when it left no
+// record, and is unknown when it did.
 func Hostile(h HostileKeys, p targets.Profile) Result {
 	j := newJudge(p)
 	if !j.success(h.Other, "the plain request before the hostile keys") {
 		return j.result()
 	}
 	answers := []history.Attempt{h.Other}
-	accepted := 0
+	accepted, silentOf := 0, 0
+	alive := h.Alive == "" && h.Plain.Outcome == history.OK && is2xx(h.Plain.Status)
 	for _, k := range h.Keys {
 		a := k.Attempt
 		if a.Outcome != history.OK {
-			continue // judged with the API's health below: no answer may mean it died
+			// Without an answer: the API died (judged below), or it closed the connection on a
+			// key it would not read, a refusal when no record came of it.
+			if alive && k.Of {
+				silentOf++
+			} else if alive && j.counted(k.Records) && k.Records.N > 0 {
+				j.unknownf("%s (attempt #%d) got no answer, yet left %d records: %s", k.What, a.Seq, k.Records.N, a.Err)
+			}
+			continue
 		}
 		switch {
 		case a.Status >= 500:
@@ -70,7 +80,12 @@ func Hostile(h HostileKeys, p targets.Profile) Result {
 			j.wrongStatus(a, "a 4xx rejection or a 2xx of its own", k.What)
 		}
 	}
-	j.records(h.OtherRecord, 1+accepted, h.Other.Seq)
+	if c := h.OtherRecord; silentOf > 0 && j.counted(c) && c.N > 1+accepted && c.N <= 1+accepted+silentOf {
+		j.unknownf("%d keys built on the key of attempt #%d got no answer, and its ref has %d records: whether they were processed cannot be told",
+			silentOf, h.Other.Seq, c.N)
+	} else {
+		j.records(c, 1+accepted, h.Other.Seq)
+	}
 	j.crashed(h)
 	return j.result()
 }
@@ -87,7 +102,7 @@ func (j *judge) storedElsewhere(a history.Attempt, earlier []history.Attempt) (h
 
 // crashed adds target-crashed when the API no longer answers its health check or a plain
 // request, naming the first hostile key that got no answer (or, when every one was answered,
-// the last one sent); a hostile key without an answer while the API lives on is unknown.
+// the last one sent).
 func (j *judge) crashed(h HostileKeys) {
 	plainOK := h.Plain.Outcome == history.OK && is2xx(h.Plain.Status)
 	var silent *HostileSend
@@ -98,10 +113,7 @@ func (j *judge) crashed(h HostileKeys) {
 		}
 	}
 	if h.Alive == "" && plainOK {
-		if silent != nil {
-			j.unknownf("%s (attempt #%d) got no answer: %s", silent.What, silent.Attempt.Seq, silent.Attempt.Err)
-		}
-		return
+		return // a key without an answer while the API lives on: judged by its records above
 	}
 	if len(h.Keys) == 0 {
 		return

@@ -47,8 +47,15 @@ func TestHostile(t *testing.T) {
 			OtherRecord: records(1), Plain: sent(9, 503, `{}`)},
 			verdict: reports.Fail, want: []string{"target-crashed seqs=2,9"},
 			says: []string{`the API stopped answering after a key with ':', key "hostile" (attempt #2): its health check answered, and a plain request got 503`}},
-		{name: "a key without an answer, the API alive", h: HostileKeys{Other: other, Keys: []HostileSend{silent(2)}, OtherRecord: records(1), Plain: plain},
-			verdict: reports.Unknown, says: []string{"a key with a control character (attempt #2) got no answer"}},
+		{name: "a key without an answer and no record, the API alive: a refusal", h: HostileKeys{Other: other,
+			Keys: []HostileSend{hostileRecords(silent(2), records(0))}, OtherRecord: records(1), Plain: plain}, verdict: reports.Pass},
+		{name: "a key without an answer yet a record", h: HostileKeys{Other: other, Keys: []HostileSend{hostileRecords(silent(2), records(1))},
+			OtherRecord: records(1), Plain: plain},
+			verdict: reports.Unknown, says: []string{"a key with a control character (attempt #2) got no answer, yet left 1 records"}},
+		{name: "a key built on another without an answer, one more record", h: HostileKeys{Other: other,
+			Keys: []HostileSend{ofKey(silent(2))}, OtherRecord: records(2), Plain: plain}, verdict: reports.Unknown},
+		{name: "a key built on another without an answer, no more record", h: HostileKeys{Other: other,
+			Keys: []HostileSend{ofKey(silent(2))}, OtherRecord: records(1), Plain: plain}, verdict: reports.Pass},
 		{name: "the plain request first failed", h: HostileKeys{Other: sent(1, 400, `{}`)}, verdict: reports.Fail, want: []string{"wrong-status seqs=1"}},
 	}
 	for _, tt := range tests {
@@ -77,3 +84,7 @@ func TestProcessedTwice(t *testing.T) {
 		})
 	}
 }
+
+func hostileRecords(k HostileSend, c Count) HostileSend { k.Records = c; return k }
+
+func ofKey(k HostileSend) HostileSend { k.Of = true; return k }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"net"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -26,8 +27,15 @@ func (o *Op) DoRaw(send Send) history.Attempt {
 	rc.a.Note = "sent raw: net/http refuses this header value"
 	var d net.Dialer
 	rc.dial(ctx, &d, time.Now().Add(o.s.Settings.AttemptTimeout))
-	rc.writePrefix()
-	rc.writeLast()
+	if !rc.broken { // in one write: a last byte arriving after a refusal would reset the answer
+		if n, err := rc.conn.Write(rc.wire); err != nil {
+			outcome := history.Unknown
+			if n == 0 {
+				outcome = history.Failed
+			}
+			rc.fail(outcome, "writing the request: "+err.Error())
+		}
+	}
 	if rc.conn != nil {
 		defer rc.conn.Close()
 	}
@@ -37,6 +45,11 @@ func (o *Op) DoRaw(send Send) history.Attempt {
 	rc.readResponse(written, &start, httpclient.DefaultMaxBody)
 	if rc.a.End.IsZero() {
 		rc.a.End = time.Now()
+	}
+	if a := &rc.a; a.Outcome == history.Unknown && a.Status >= 400 && strings.HasPrefix(a.Err, "reading the response body") {
+		// A server that refuses a malformed header often closes the connection with the rest of
+		// the request unread: the reset can cut the body of its answer, never its status.
+		a.Outcome, a.Note, a.Err = history.OK, a.Note+"; the answer's body was cut: "+strings.TrimPrefix(a.Err, "reading the response body: "), ""
 	}
 	return o.s.History.Add(rc.a)
 }
