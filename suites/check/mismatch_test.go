@@ -182,18 +182,23 @@ func TestReformat(t *testing.T) {
 	}
 }
 
+// onRefunds is attempt #2, on the second operation (refunds).
+func onRefunds(status int, body string) history.Attempt {
+	b := sent(2, status, body)
+	b.Op = "refunds"
+	return b
+}
+
+// refundRecords is a taken count of the second operation's records.
+func refundRecords(n int) Count {
+	c := records(n)
+	c.Op, c.Ref = "refunds", "r2"
+	return c
+}
+
 func TestOperationScope(t *testing.T) {
 	a := sent(1, 201, order)
-	other := func(status int, body string) history.Attempt {
-		b := sent(2, status, body)
-		b.Op = "refunds"
-		return b
-	}
-	refundRecords := func(n int) Count {
-		c := records(n)
-		c.Op, c.Ref = "refunds", "r2"
-		return c
-	}
+	other := onRefunds
 	refunds := refundRecords(1)
 	tests := []struct {
 		name       string
@@ -233,16 +238,7 @@ func TestOperationScope(t *testing.T) {
 // a foreign response.
 func TestOperationScopeShared(t *testing.T) {
 	a := sent(1, 201, order)
-	other := func(status int, body string) history.Attempt {
-		b := sent(2, status, body)
-		b.Op = "refunds"
-		return b
-	}
-	refundRecords := func(n int) Count {
-		c := records(n)
-		c.Op, c.Ref = "refunds", "r2"
-		return c
-	}
+	other := onRefunds
 	shared := func(status string) func(*targets.Profile) {
 		return func(p *targets.Profile) {
 			p.OperationScope = targets.ScopeShared
