@@ -74,6 +74,7 @@ ensure_nats() {
 }
 
 command -v go >/dev/null || die "Go 1.26 is needed on PATH"
+command -v python3 >/dev/null || die "python3 is needed on PATH (the lifecycle example's app, testdata/pyapp/app.py: its standard library only)"
 ensure_postgres
 ensure_redis
 ensure_mariadb
@@ -221,6 +222,11 @@ checks_lane() {
     stage checks "the test binary of ./cmd/retrysafe (for the heals check)" go test -race -vet=off -c -o "$work/cmd.test" ./cmd/retrysafe
 }
 
+# free_port prints a port of 127.0.0.1 that nothing listens on now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # run_all runs the README's run commands at once, with the one binary (each starts its own
 # reference target on ports reserved for it, with broker names of its own), and fails when one
 # does.
@@ -238,6 +244,12 @@ run_all() {
     "$RETRYSAFE_BIN" run --chain "$transport" --report-dir "$report/chain-$transport" >"$logs/run-chain-$transport.log" 2>&1 &
     pids+=($!) names+=("retrysafe run --chain $transport")
   done
+  # An app that is not the reference, started through its lifecycle (python3 app.py): its
+  # crash-after-claim on a port and a SQLite file of its own.
+  PYAPP_URL="http://127.0.0.1:$(free_port)" PYAPP_DB="$work/python-app.db" "$RETRYSAFE_BIN" run \
+    --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim \
+    --report-dir "$report/python-app" >"$logs/run-python-app.log" 2>&1 &
+  pids+=($!) names+=("retrysafe run --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim")
   for i in "${!pids[@]}"; do
     if wait "${pids[$i]}"; then echo "${names[$i]}: passed"; else echo "${names[$i]}: FAILED"; rc=1; fi
   done
@@ -250,7 +262,7 @@ proof_lane() {
   needs_binary &&
     stage proof "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
       "$RETRYSAFE_BIN" selftest --report-dir "$report/selftest" &&
-    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client and run --chain amqp|nats|webhook, at once" run_all &&
+    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client, run --chain amqp|nats|webhook and the Python app's crash-after-claim, at once" run_all &&
     stage proof "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge)" \
       go test -count=1 -timeout 5m -vet=off ./cmd/retrysafe/shardtest
 }

@@ -120,6 +120,12 @@ const (
 	// of the chain (no record, no event, or an event never applied); Anomaly.Hop names where it
 	// was lost.
 	KindChainLostEffect Kind = "chain-lost-effect"
+
+	// Hostile input to the API (the keys property).
+
+	// KindTargetCrashed: the API stopped answering its health check (or a plain request) after a
+	// hostile key; the anomaly names the key sent last before it did.
+	KindTargetCrashed Kind = "target-crashed"
 )
 
 // Kinds lists every kind, in the order reports group them.
@@ -129,7 +135,10 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
 	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindReplayDiffs, KindEventDiffers, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
 	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation,
-	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect}
+	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect,
+	// hostile input
+	KindTargetCrashed,
+}
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
 var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
@@ -137,13 +146,16 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
 	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
 	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindFailureReportedAsSuccess,
-	KindChainDuplicateEffect, KindChainLostEffect}
+	KindChainDuplicateEffect, KindChainLostEffect,
+	// hostile input
+	KindTargetCrashed,
+}
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
 // crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, an event an API
 // lost, published twice under two ids or published for nothing, a client's key that changed, was
 // reused, went missing or was lost, a client's failure reported as a success, an operation doubled
-// or lost along a chain. The others
+// or lost along a chain, a target that stopped answering after a hostile key. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
 // from what the target declares.
@@ -169,6 +181,9 @@ type Anomaly struct {
 	// Hop names where along a chain the anomaly arose (chain-duplicate-effect,
 	// chain-lost-effect): client, api, api→broker, broker→consumer or consumer.
 	Hop string `json:"hop,omitempty"`
+	// Statuses are the statuses of the first and the last of Seqs (0: no answer), filled by the
+	// harness from the history: what tells anomalies of one cause apart (see Causes).
+	Statuses []int `json:"statuses,omitempty"`
 	// Message is one sentence about the API, in words.
 	Message string `json:"message"`
 	// Shards are, in a merged sharded run, the shard and local sequence number of each of Seqs.

@@ -92,7 +92,7 @@ func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 			{"unknown", "Unknown verdicts", Unknown, findings(r, Unknown)},
 		},
 		LoadPlot: template.HTML(extras.LoadPlotHTML), Timeline: newTimeline(extras.Timeline),
-		Clients: newClientTimelines(extras.ClientTimelines),
+		Clients: newClientTimelines(extras.ClientTimelines), Causes: r.Causes,
 	}
 	for i := range r.Properties {
 		if len(r.Properties[i].Figures) > 0 {
@@ -116,6 +116,7 @@ type htmlPage struct {
 	LoadPlot           template.HTML
 	Timeline           *timeline
 	Clients            []clientTimeline
+	Causes             []Cause
 }
 
 // htmlSection lists the failing or the unknown specs with their evidence.
@@ -319,7 +320,8 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{if not .Complete}}<p class="incomplete" id="incomplete"><strong>Incomplete:</strong> {{.Incomplete}}</p>{{end}}
 {{with .Facts}}<dl class="facts" id="facts">{{range .}}<dt>{{index . 0}}</dt><dd><code>{{index . 1}}</code></dd>{{end}}</dl>{{end}}
 {{with .Profile}}<details><summary>Idempotency profile</summary><table>{{range $k, $v := .}}<tr><td>{{$k}}</td><td><code>{{$v}}</code></td></tr>{{end}}</table></details>{{end}}
-<h2>Properties</h2>
+{{range .Causes}}<p class="cause">{{.Sentence}}</p>
+{{end}}<h2>Properties</h2>
 {{if .Rows}}<table id="properties"><thead><tr><th>property</th><th>verdict</th><th>specs</th><th>time</th><th>reason</th></tr></thead><tbody>
 {{range .Rows}}<tr id="{{.ID}}" class="v-{{.Verdict}}" data-property="{{.Name}}" data-verdict="{{.Verdict}}">
 <td><strong>{{.Name}}</strong>{{with .Must}}<div class="must">MUST: {{.}}</div>{{end}}</td>

@@ -39,6 +39,9 @@ func RenderMarkdown(w io.Writer, r *Run) error {
 	if !r.Complete {
 		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", mdText(orDash(r.Incomplete)))
 	}
+	for _, c := range r.Causes {
+		fmt.Fprintf(&b, "> %s\n\n", mdText(c.Sentence()))
+	}
 	mdTable(&b, r)
 	mdFindings(&b, "Failures", findings(r, Fail))
 	mdFindings(&b, "Unknown verdicts", findings(r, Unknown))

@@ -81,6 +81,9 @@ type Run struct {
 	Properties []Property `json:"properties"`
 	// Faults are the nemesis's injects and heals, in the order they took effect.
 	Faults []FaultEvent `json:"faults,omitempty"`
+	// Causes are the failures that the anomalies of two or more properties share (FindCauses):
+	// the reports name each once, before the table.
+	Causes []Cause `json:"causes,omitempty"`
 	// ExitCode is the process exit code of the run (0, 1, 2 or 3).
 	ExitCode int `json:"exit_code"`
 }

@@ -21,6 +21,9 @@ const TableAttempts = 3
 // drive the terminal. Write errors are ignored, as for any console output.
 func WriteTable(w io.Writer, r *Run) {
 	var b strings.Builder
+	for _, c := range r.Causes {
+		b.WriteString(termCell(c.Sentence()) + "\n\n")
+	}
 	rows := [][]string{{"PROPERTY", "VERDICT", "SPECS", "TIME", "REASON"}}
 	for i := range r.Properties {
 		p := &r.Properties[i]

@@ -128,6 +128,7 @@ func (d *decoder) target(n ast.Node) *Target {
 	t.Tenants = d.tenants(top)
 	d.auth(top, t)
 	t.Operations = d.operations(top, t)
+	d.checkOperationScope(t)
 	if v, ok := d.duration(top, "retention"); ok {
 		t.Retention = v
 	}

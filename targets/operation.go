@@ -40,6 +40,8 @@ type KeySpec struct {
 	Form KeyForm
 	// Format is the shape of the keys the harness makes.
 	Format KeyFormat
+
+	formDeclared bool // the file writes key.form (keyforms.go)
 }
 
 // Operation is one idempotent operation of the target. Path, Headers, Body and VariantBody are
@@ -324,6 +326,7 @@ func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
 		k.Form = p.KeyForms[0]
 	}
 	if s, ok := d.str(ko, "form"); ok {
+		k.formDeclared = true
 		f := KeyForm(strings.TrimSpace(s))
 		switch {
 		case f != KeyQuoted && f != KeyBare:

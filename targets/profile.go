@@ -80,6 +80,15 @@ type Profile struct {
 	ExpiredStatus StatusSet
 	// Ignore lists the volatile parts of a response that replays may change.
 	Ignore Ignore
+
+	// OperationScope says whether a key is scoped to its operation (the default) or shared by
+	// every operation; under ScopeShared a key reused on another operation MUST get
+	// OperationReuseStatus (default 4xx) and leave no record (profile_scope.go).
+	OperationScope       OperationScope
+	OperationReuseStatus StatusSet
+	scopeLine            int // where operation_scope is declared
+
+	formsDeclared bool // the file writes key_forms (keyforms.go)
 }
 
 // ReplayHeader is a header (and optionally its value) that marks a replayed response.
@@ -139,6 +148,7 @@ func Profiles(base string) (Profile, bool) {
 		Expired:          ExpiredNew,
 		Ignore:           Ignore{Headers: slices.Clone(DefaultIgnoredHeaders)},
 	}
+	p.scopeDefaults()
 	switch base {
 	case "ietf":
 	case "stripe":
@@ -154,7 +164,9 @@ func Profiles(base string) (Profile, bool) {
 
 var profileFields = []string{"base", "mismatch_status", "in_flight", "in_flight_status", "missing_key_status",
 	"empty_key_status", "long_key_status", "max_key_length", "key_forms", "replay_header", "error_policy", "expired",
-	"expired_status", "ignore"}
+	"expired_status", "ignore",
+	// profile_scope.go
+	"operation_scope", "operation_reuse_status"}
 
 // profile decodes the profile field: a base name, or a mapping with base and overrides.
 func (d *decoder) profile(top *object) Profile {
@@ -216,6 +228,7 @@ func (d *decoder) profile(top *object) Profile {
 		}
 	}
 	if forms, ok := d.strings(o, "key_forms"); ok {
+		p.formsDeclared = true
 		p.KeyForms = nil
 		for _, f := range forms {
 			f = strings.TrimSpace(f)
@@ -270,6 +283,7 @@ func (d *decoder) profile(top *object) Profile {
 		}
 	}
 	d.ignore(o, &p.Ignore)
+	d.operationScope(o, &p)
 	return p
 }
 

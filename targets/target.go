@@ -102,6 +102,9 @@
 //	  ignore:                        # volatile parts of a replay, added to the defaults
 //	    json_paths: [$.created]      # RFC 9535 paths
 //	    headers: [X-Served-By]       # defaults: Date, request ids, tracing and timing headers
+//	  operation_scope: per-operation # per-operation (default: the same key on another operation
+//	                                 # is its own request) | shared (one key space: refused there)
+//	  operation_reuse_status: 4xx    # shared: what a key reused on another operation gets
 //	retention: 24h                   # optional declared key retention (Go duration, also 7d)
 //	lock_timeout: 30s                # optional declared in-progress lock timeout
 //	lifecycle:                       # optional: how the harness starts one instance

@@ -64,6 +64,13 @@ shard exits 0 when it sent its share, 2 when it cannot start (a target with a li
 downstream, storage proxy or hooks, --key, a key format without {{.Run}}, a start later than
 --start-at + --start-skew), 3 when it could not send its share.
 
+Key forms: a file that writes neither profile.key_forms nor any operations[].key.form has the
+draft's default, the quoted (RFC 8941) and the bare form of a key as one key. Before any property
+the run asks the API whether they are (one new key sent quoted, then bare); when they are not (most
+libraries key on the raw header value) every key is sent bare and the report's deviations say
+"quoted and bare forms are distinct keys (the draft expects one key)": a deviation, never a
+failure. A declared key_forms: [quoted, bare] is checked as declared.
+
 Exit codes: 0 every checked property holds; 1 at least one violation; 2 the run could not
 start (bad file or flags, malformed label filter, unreachable target); 3 incomplete
 (interrupted, overall deadline, or a verdict left unknown) with no violation.`,

@@ -175,7 +175,8 @@ func (p *Profile) where(keep func(Field) bool) []Field {
 
 // ExpectationFields are the fields a target file's profile block knows, in that block's order.
 var ExpectationFields = []string{FieldMismatchStatus, FieldInFlight, FieldMissingKeyStatus, FieldEmptyKeyStatus,
-	FieldLongKeyStatus, FieldMaxKeyLength, FieldKeyForms, FieldReplayHeader, FieldErrorPolicy, FieldExpired}
+	FieldLongKeyStatus, FieldMaxKeyLength, FieldKeyForms, FieldReplayHeader, FieldErrorPolicy, FieldExpired,
+	FieldOperationScope} // operation_scope: per-operation | shared, as the target file declares it
 
 // Expectations returns the probed fields that a target file's profile block accepts, as YAML
 // lines ("mismatch_status: 422"), in the order of that block. Unsafe values are left out with a

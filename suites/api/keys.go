@@ -17,15 +17,27 @@ import (
 // operations; and MUST accept every declared key form (an RFC 8941 quoted string and the
 // bare form name the same key).
 //
-// Catches: truncated-key (long keys silently cut, so keys with a common prefix collide).
+// Hostile keys (keyshostile.go) MUST each get a rejection or a record and an answer of their own,
+// never a 5xx nor another key's answer, and the API MUST keep answering; two callers' requests
+// processed without a key (empty_key_status or missing_key_status: processed) MUST be two
+// operations, each with its own answer.
+//
+// Catches: truncated-key (long keys silently cut, so keys with a common prefix collide),
+// raw-store-key (the raw key names the store's entries: a crafted key names another of another
+// type, and every command on it fails).
 func init() {
 	p := &Property{
 		Name: "keys",
 		Must: `A missing key, an empty key and a key one character over the limit MUST get the profile's
 status and leave no record (never a 5xx); a key at the limit MUST work, and two keys at the limit that
 differ only in their last character MUST be two operations; every declared key form MUST work, and the
-quoted and bare forms of one key MUST be the same key.`,
-		Catches: []string{"truncated-key"},
+quoted and bare forms of one key MUST be the same key. Hostile keys (':', '/', '*', '..', '%', a letter
+outside ASCII, a control character, padding spaces, 8 KB, another key behind a tenant or namespace
+separator, a command word) MUST each get a 4xx and leave no record, or get a record and an answer of
+their own (never a 5xx, never another key's answer), and the API MUST still answer its health check and
+a plain request afterwards; two callers' requests processed without a key MUST be two operations, each
+with its own answer.`,
+		Catches: []string{"truncated-key", "raw-store-key"},
 		Needs:   []string{"profile.missing_key_status", "profile.empty_key_status", "profile.max_key_length", "profile.key_forms"},
 		Covers:  "the first operation with an observer (keys are handled the same on every operation)",
 	}
@@ -52,6 +64,14 @@ func keysSpecs(p *Property, e *Env) []*Spec {
 	empty := ""
 	rejected(fmt.Sprintf("%s: an empty key gets %s", def.Name, pr.EmptyKeyStatus), pr.EmptyKeyStatus, "an empty key", same,
 		targets.KeyMode{Raw: &empty})
+	// keyshostile.go: what a careless store mistakes for another key.
+	if pr.EmptyKeyStatus.Processed {
+		out = append(out, processedTwiceSpec(p, def, "an empty key", targets.KeyMode{Raw: &empty}))
+	}
+	if pr.MissingKeyStatus.Processed {
+		out = append(out, processedTwiceSpec(p, def, "no key", targets.KeyMode{Omit: true}))
+	}
+	out = append(out, hostileSpec(p, def))
 	if pr.MaxKeyLength > 0 {
 		n := pr.MaxKeyLength
 		rejected(fmt.Sprintf("%s: a key of %d characters gets %s and leaves no record", def.Name, n+1, pr.LongKeyStatus),

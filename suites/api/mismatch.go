@@ -14,7 +14,9 @@ import (
 // The target MUST answer the same key with a different payload with the profile's mismatch
 // status and leave the original untouched (one record; a retry still replays it); MUST NOT
 // treat the same JSON with keys reordered and other white space as a mismatch; and MUST
-// treat the same key and body on another operation as an independent request.
+// treat the same key and body on another operation as an independent request (operation_scope
+// per-operation, the default) or refuse it with operation_reuse_status and leave no record there
+// (shared), never serving the first operation's stored answer.
 //
 // Catches: no-fingerprint, raw-fingerprint, path-blind, fingerprint-ignores-field (see
 // mismatchfields.go: every field of the body changed on its own).
@@ -24,9 +26,11 @@ func init() {
 		Must: `The same key with a different payload MUST get the profile's mismatch status and leave the
 original untouched (one record, a retry replays it), whichever field of the body or query differs;
 the same payload with fields reordered and other white space MUST NOT be a mismatch; the same key and
-body on a second operation MUST be an independent request with its own record.`,
+body on a second operation MUST be an independent request with its own record (operation_scope:
+per-operation, the default), or be refused with operation_reuse_status and leave no record there
+(operation_scope: shared), and MUST NOT get the first operation's stored answer.`,
 		Catches: []string{"no-fingerprint", "raw-fingerprint", "path-blind", "fingerprint-ignores-field"},
-		Needs:   []string{"operations[].body (JSON or form) or operations[].variant_body", "two operations (for the scope check)"},
+		Needs:   []string{"operations[].body (JSON or form) or operations[].variant_body", "two operations (for the scope check)", "profile.operation_scope, profile.operation_reuse_status"},
 		Covers:  "the scope spec covers the first two operations; the others cover each operation",
 	}
 	p.Specs = func(e *Env) []*Spec {
@@ -39,7 +43,7 @@ body on a second operation MUST be an independent request with its own record.`,
 			out = append(out, reformatSpec(p, def))
 		}
 		if len(e.Target.Operations) >= 2 {
-			out = append(out, scopeSpec(p, e.Target.Operations[0], e.Target.Operations[1]))
+			out = append(out, scopeSpec(p, e, e.Target.Operations[0], e.Target.Operations[1]))
 		}
 		return out
 	}
@@ -70,8 +74,13 @@ func reformatSpec(p *Property, def *targets.Operation) *Spec {
 		})
 }
 
-func scopeSpec(p *Property, a, b *targets.Operation) *Spec {
-	return spec(p, fmt.Sprintf("the same key and body on %s and on %s are two independent requests", a.Name, b.Name),
+func scopeSpec(p *Property, e *Env, a, b *targets.Operation) *Spec {
+	text := fmt.Sprintf("the same key and body on %s and on %s are two independent requests", a.Name, b.Name)
+	if pr := e.Target.Profile; pr.OperationScope == targets.ScopeShared {
+		text = fmt.Sprintf("the key of %s reused on %s is refused with %s and leaves no record there (operation_scope: shared)",
+			a.Name, b.Name, pr.OperationReuseStatus)
+	}
+	return spec(p, text,
 		func(s *S) check.Result {
 			opA := s.NewOp(a)
 			opB := opA.Again(b)

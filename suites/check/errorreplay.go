@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/targets"
@@ -34,6 +35,7 @@ func ErrorReplay(e ErrorRetries, p targets.Profile) Result {
 	if e.First.Status < 500 {
 		return Unknownf("the target did not report the failure (attempt #%d got %d): the error policy cannot be observed", e.First.Seq, e.First.Status)
 	}
+	j.inFlightAfterAnswer(e)
 	if p.ErrorPolicy == targets.ErrorRetry {
 		if final, ok := j.completes(e.Retries, "the retry after the error", succeeded); ok {
 			j.records(e.Records, 1, e.First.Seq, final.Seq)
@@ -66,4 +68,34 @@ func ErrorReplay(e ErrorRetries, p targets.Profile) Result {
 		j.add(an)
 	}
 	return j.result()
+}
+
+// heldAfterAnswer is how much longer than the failing attempt the first retry may take, under an
+// in-flight policy that waits (wait-replay, either), before it counts as held in flight.
+const heldAfterAnswer = 100 * time.Millisecond
+
+// inFlightAfterAnswer judges the first retry, sent once the error was answered: the failed
+// attempt is over, so the key MUST NOT be in flight any more. The in-flight status (or, where the
+// target waits instead, a retry held longer than the failed attempt took plus heldAfterAnswer)
+// shows an error recorded after its answer (fire-and-forget): a retry sent at once is told "in
+// progress" for a request that has finished.
+func (j *judge) inFlightAfterAnswer(e ErrorRetries) {
+	if len(e.Retries.Attempts) == 0 {
+		return
+	}
+	r := e.Retries.Attempts[0]
+	if r.Outcome != history.OK {
+		return
+	}
+	took, first := r.End.Sub(r.Start), e.First.End.Sub(e.First.Start)
+	switch {
+	case j.p.InFlight != targets.InFlightWaitReplay && j.p.AcceptsInFlightStatus(r.Status):
+		j.add(anomaly(reports.KindWrongStatus, r, fmt.Sprintf(
+			"the retry sent once the error (#%d) was answered got %d: in flight after its error was answered (the error is recorded after the answer)",
+			e.First.Seq, r.Status), e.First.Seq, r.Seq))
+	case j.p.AcceptsWaitReplay() && took > first+heldAfterAnswer:
+		j.add(anomaly(reports.KindWrongStatus, r, fmt.Sprintf(
+			"the retry sent once the error (#%d) was answered was held %v (the failed attempt took %v): in flight after its error was answered (the error is recorded after the answer)",
+			e.First.Seq, took.Round(time.Millisecond), first.Round(time.Millisecond)), e.First.Seq, r.Seq))
+	}
 }

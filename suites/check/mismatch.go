@@ -107,11 +107,19 @@ func Reformat(first, again history.Attempt, records Count, p targets.Profile) Re
 	return j.result()
 }
 
-// OperationScope judges the same key and body sent to two operations (mismatch): the second
-// MUST be an independent request with its own answer and record.
+// OperationScope judges the same key and body sent to two operations (mismatch). Under
+// operation_scope per-operation the second MUST be an independent request with its own answer
+// and record; under shared it MUST be refused with operation_reuse_status and leave no record
+// there. Under either, the first operation's stored answer served to the second is a foreign
+// response, and the first operation keeps its one record.
 func OperationScope(a, b history.Attempt, recordsA, recordsB Count, p targets.Profile) Result {
 	j := newJudge(p)
 	if !j.success(a, "the first operation") {
+		return j.result()
+	}
+	if p.OperationScope == targets.ScopeShared {
+		j.reuseRefused(a, b, recordsB)
+		j.records(recordsA, 1, a.Seq)
 		return j.result()
 	}
 	acked := j.success(b, "the same key and body on the second operation")
@@ -121,4 +129,25 @@ func OperationScope(a, b history.Attempt, recordsA, recordsB Count, p targets.Pr
 	j.records(recordsA, 1, a.Seq)
 	j.recordsIf(acked, recordsB, 1, b.Seq)
 	return j.result()
+}
+
+// reuseRefused judges the second operation's answer to a key of the first under operation_scope
+// shared: refused with operation_reuse_status, no record there.
+func (j *judge) reuseRefused(a, b history.Attempt, recordsB Count) {
+	what := fmt.Sprintf("the same key on %s (operation_scope: shared)", b.Op)
+	if !j.answered(b, what) {
+		return
+	}
+	switch want := j.p.OperationReuseStatus; {
+	case is2xx(b.Status) && j.sameBody(a, b):
+		j.add(anomaly(reports.KindForeignResponse, b, fmt.Sprintf("%s answered with the body %s stored for the same key", b.Op, a.Op), a.Seq, b.Seq))
+	case is2xx(b.Status):
+		j.add(anomaly(reports.KindWrongStatus, b, fmt.Sprintf(
+			"%s processed the key of %s as its own request (%d): operation_scope: shared declares it refused with %s",
+			b.Op, a.Op, b.Status, want.Words()), a.Seq, b.Seq))
+	case !want.Contains(b.Status):
+		j.wrongStatus(b, want.Words(), what)
+	default:
+		j.noRecord(recordsB, what, b.Seq)
+	}
 }

@@ -182,18 +182,23 @@ func TestReformat(t *testing.T) {
 	}
 }
 
+// onRefunds is attempt #2, on the second operation (refunds).
+func onRefunds(status int, body string) history.Attempt {
+	b := sent(2, status, body)
+	b.Op = "refunds"
+	return b
+}
+
+// refundRecords is a taken count of the second operation's records.
+func refundRecords(n int) Count {
+	c := records(n)
+	c.Op, c.Ref = "refunds", "r2"
+	return c
+}
+
 func TestOperationScope(t *testing.T) {
 	a := sent(1, 201, order)
-	other := func(status int, body string) history.Attempt {
-		b := sent(2, status, body)
-		b.Op = "refunds"
-		return b
-	}
-	refundRecords := func(n int) Count {
-		c := records(n)
-		c.Op, c.Ref = "refunds", "r2"
-		return c
-	}
+	other := onRefunds
 	refunds := refundRecords(1)
 	tests := []struct {
 		name       string
@@ -224,6 +229,58 @@ func TestOperationScope(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			expect(t, OperationScope(tt.a, tt.b, tt.recA, tt.recB, profile(t, "ietf")), tt.verdict, tt.want, tt.says...)
+		})
+	}
+}
+
+// TestOperationScopeShared: under operation_scope: shared a key reused on another operation is
+// refused with operation_reuse_status and leaves no record there; serving the stored answer stays
+// a foreign response.
+func TestOperationScopeShared(t *testing.T) {
+	a := sent(1, 201, order)
+	other := onRefunds
+	shared := func(status string) func(*targets.Profile) {
+		return func(p *targets.Profile) {
+			p.OperationScope = targets.ScopeShared
+			if status != "" {
+				p.OperationReuseStatus = targets.Status(409)
+			}
+		}
+	}
+	tests := []struct {
+		name       string
+		b          history.Attempt
+		recA, recB Count
+		change     func(*targets.Profile)
+		verdict    reports.Verdict
+		want       []string
+		says       []string
+	}{
+		{name: "refused with a 4xx (the default), no record there", b: other(400, `{"error":"key used on another endpoint"}`),
+			recA: records(1), recB: refundRecords(0), change: shared(""), verdict: reports.Pass},
+		{name: "refused with the declared 409", b: other(409, `{}`), recA: records(1), recB: refundRecords(0), change: shared("409"),
+			verdict: reports.Pass},
+		{name: "refused with another status than declared", b: other(422, `{}`), recA: records(1), recB: refundRecords(0),
+			change: shared("409"), verdict: reports.Fail, want: []string{"wrong-status seqs=2"},
+			says: []string{"expected 409 for the same key on refunds (operation_scope: shared), got 422"}},
+		{name: "refused but recorded", b: other(400, `{}`), recA: records(1), recB: refundRecords(1), change: shared(""),
+			verdict: reports.Fail, want: []string{"rejected-but-recorded seqs=2"}},
+		{name: "processed as its own request", b: other(201, `{"id":"rf1"}`), recA: records(1), recB: refundRecords(1),
+			change: shared(""), verdict: reports.Fail, want: []string{"wrong-status seqs=1,2"},
+			says: []string{"refunds processed the key of orders as its own request (201): operation_scope: shared declares it refused with a 4xx"}},
+		{name: "the stored answer served: a foreign response under either scope", b: other(201, order), recA: records(1),
+			recB: refundRecords(0), change: shared(""), verdict: reports.Fail, want: []string{"foreign-response seqs=1,2"}},
+		{name: "a second execution of the first operation", b: other(400, `{}`), recA: records(2), recB: refundRecords(0),
+			change: shared(""), verdict: reports.Fail, want: []string{"duplicate-record seqs=1"}},
+		{name: "a 5xx is a server error", b: other(500, `{}`), recA: records(1), recB: refundRecords(0), change: shared(""),
+			verdict: reports.Fail, want: []string{"server-error seqs=2"}},
+		{name: "per-operation (the default) still fails the refusal", b: other(400, `{}`), recA: records(1), recB: refundRecords(0),
+			verdict: reports.Fail, want: []string{"wrong-status seqs=2"},
+			says: []string{"expected a 2xx for the same key and body on the second operation, got 400"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			expect(t, OperationScope(a, tt.b, tt.recA, tt.recB, profile(t, "ietf", tt.change)), tt.verdict, tt.want, tt.says...)
 		})
 	}
 }

@@ -18,7 +18,7 @@ type RawRequest struct {
 
 // PrepareRaw renders attempt i of a burst of op as its wire form.
 func PrepareRaw(s *S, ctx context.Context, op *Op, i int) (RawRequest, error) {
-	rc, err := s.prepareRaw(ctx, op, i)
+	rc, err := s.prepareRaw(ctx, op, Send{Instance: i})
 	if err != nil {
 		return RawRequest{}, err
 	}

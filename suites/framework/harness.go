@@ -105,7 +105,11 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 			Fault: ev.Fault, Err: ev.Error})
 	})
 	if !h.o.noBaseline {
-		if err := h.baseline(ctx); err != nil {
+		err := h.baseline(ctx)
+		if h.settleKeyForms(ctx) && err != nil {
+			err = h.baseline(ctx) // in the form the API takes
+		}
+		if err != nil {
 			h.Close()
 			return nil, err
 		}

@@ -67,7 +67,7 @@ func (s *S) lastByteBurst(op *Op, k int) []history.Attempt {
 	defer cancel()
 	rcs := make([]*rawConn, k)
 	for i := range rcs {
-		rc, err := s.prepareRaw(ctx, op, i)
+		rc, err := s.prepareRaw(ctx, op, Send{Instance: i})
 		if err != nil {
 			return []history.Attempt{{Op: op.Def.Name, Key: op.Key, Outcome: history.Failed, Err: "build request: " + err.Error()}}
 		}
@@ -122,9 +122,9 @@ func (s *S) lastByteBurst(op *Op, k int) []history.Attempt {
 	return out
 }
 
-// prepareRaw renders attempt i of a burst and its wire form.
-func (s *S) prepareRaw(ctx context.Context, op *Op, i int) (*rawConn, error) {
-	req, meta, err := op.Build(ctx, Send{Instance: i})
+// prepareRaw renders one attempt of a burst (or one raw attempt, rawsend.go) and its wire form.
+func (s *S) prepareRaw(ctx context.Context, op *Op, send Send) (*rawConn, error) {
+	req, meta, err := op.Build(ctx, send)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,7 @@ func (h *Harness) Result(outcomes []*Outcome, incomplete string) *Result {
 		foldVerdict(rp)
 		run.Properties = append(run.Properties, *rp)
 	}
+	run.Causes = reports.FindCauses(run)
 	for _, ev := range e.History.Events() {
 		run.Faults = append(run.Faults, reports.FaultEvent{At: ev.At, Action: ev.Action, Kind: ev.Kind, Target: ev.Target,
 			Fault: ev.Fault, Error: ev.Err})
@@ -157,6 +158,7 @@ func targetInfo(e *Env) reports.TargetInfo {
 	for _, in := range t.Instances {
 		info.Instances = append(info.Instances, e.History.Redactor().URL(in.URL.String()))
 	}
+	info.Deviations = append(info.Deviations, e.deviations...)
 	for _, c := range t.Clients {
 		for _, d := range c.Deviations() {
 			info.Deviations = append(info.Deviations, "client "+c.Name+" "+d)
@@ -192,6 +194,9 @@ func profileMap(p targets.Profile) map[string]string {
 	}
 	if p.Expired == targets.ExpiredReject {
 		m["expired_status"] = p.ExpiredStatus.String()
+	}
+	if m["operation_scope"] = string(p.OperationScope); p.OperationScope == targets.ScopeShared {
+		m["operation_reuse_status"] = p.OperationReuseStatus.String()
 	}
 	return m
 }

@@ -151,6 +151,7 @@ func (e *Env) RunSpec(ctx context.Context, sp *Spec) *Outcome {
 	ctx = mergeDone(ctx, e.done)
 	s := &S{Env: e, ctx: ctx}
 	out.Result = redactResult(e.History.Redactor(), s.run(sp))
+	e.worstFirst(&out.Result)
 	out.Duration = time.Since(out.Started)
 	out.Interrupted = ctx.Err() != nil
 	if out.Interrupted && out.Result.Verdict() != reports.Fail {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrysafe/retrysafe/reports/profile"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -64,10 +65,9 @@ func (p *prober) statusOf(name, what string, key targets.KeyMode) profile.Field 
 	return fd.done(statusText(a.Status))
 }
 
-// keyForms sends one new key in the quoted form, then the same key bare. The value lists both
-// only when the evidence shows they are one key (one record, or the second answered as a
-// replay: with a replay marker, or without an observer the first's answer); otherwise only the
-// form that works, with a note.
+// keyForms sends one new key in the quoted form, then the same key bare, and judges them as a run
+// that declares no key form does (check.JudgeKeyForms): the value lists both only when the
+// evidence shows they are one key; otherwise only the form that works, with a note.
 func (p *prober) keyForms() profile.Field {
 	fd := p.field(profile.FieldKeyForms, p.def)
 	if p.def.Key.In != targets.KeyInHeader {
@@ -83,29 +83,16 @@ func (p *prober) keyForms() profile.Field {
 		return fd.f
 	}
 	n, counted := fd.count(o)
-	switch {
-	case !success(q) && !success(b):
-		return fd.notProbed("neither form was accepted (%d, %d)", q.Status, b.Status)
-	case !success(b):
-		fd.note("the bare form was refused with %d", b.Status)
-		return fd.done("[" + string(targets.KeyQuoted) + "]")
-	case !success(q):
-		fd.note("the quoted form was refused with %d", q.Status)
-		return fd.done("[" + string(targets.KeyBare) + "]")
-	case counted && n == 1:
-		fd.note("the quoted and bare forms name the same key: one record")
-	case marked(q, b, p.t.Profile.Ignore):
-		fd.note("the quoted and bare forms name the same key: the second was answered as a replay")
-	case counted && n >= 2:
-		fd.note("the quoted and bare forms of one key are two different keys (%d records): the API reads the header verbatim, so only the bare form is the key", n)
-		return fd.done("[" + string(targets.KeyBare) + "]")
-	case !counted && p.same(q, b):
-		fd.note("the quoted and bare forms name the same key: the second got the first's answer (no observer to count records)")
-	default:
-		fd.note("nothing shows that the quoted and bare forms name one key (answers differ at %s, no record count): only the bare form is suggested", strings.Join(p.differences(q, b), ", "))
-		return fd.done("[" + string(targets.KeyBare) + "]")
+	found := check.JudgeKeyForms(q, b, n, counted, p.t.Profile.Ignore)
+	if found.Forms == nil {
+		return fd.notProbed("%s", found.Note)
 	}
-	return fd.done("[" + string(targets.KeyQuoted) + ", " + string(targets.KeyBare) + "]")
+	fd.note("%s", found.Note)
+	forms := make([]string, len(found.Forms))
+	for i, f := range found.Forms {
+		forms[i] = string(f)
+	}
+	return fd.done("[" + strings.Join(forms, ", ") + "]")
 }
 
 // keyLength searches the longest key accepted (2xx), between the baseline key's length and
@@ -218,11 +205,4 @@ func exactKey(key string, n int) string {
 		return key[:n]
 	}
 	return key + "-" + strings.Repeat("x", n-len(key)-1)
-}
-
-// marked reports whether the answer b carries a replay marker (a header naming a replay or the
-// idempotency) that the answer a lacked.
-func marked(a, b history.Attempt, ig targets.Ignore) bool {
-	marker, _ := replayMarker(a, b, ig)
-	return marker != ""
 }

@@ -170,6 +170,11 @@ func declaredLines(name string, p targets.Profile) []string {
 		return []string{name + ": " + strconv.Quote(h)}
 	case profile.FieldErrorPolicy:
 		return []string{name + ": " + string(p.ErrorPolicy)}
+	case profile.FieldOperationScope:
+		if p.OperationScope == targets.ScopeShared {
+			return []string{name + ": " + string(p.OperationScope), "operation_reuse_status: " + p.OperationReuseStatus.String()}
+		}
+		return []string{name + ": " + string(p.OperationScope)}
 	case profile.FieldExpired:
 		if p.Expired == targets.ExpiredReject {
 			return []string{name + ": " + string(p.Expired), "expired_status: " + p.ExpiredStatus.String()}

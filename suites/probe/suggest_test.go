@@ -31,6 +31,7 @@ var probed = &profile.Profile{Schema: profile.SchemaVersion, RunID: "abcd1234", 
 	{Name: profile.FieldReplayHeader, Value: "none"},
 	{Name: profile.FieldErrorPolicy, Value: profile.NotProbed},
 	{Name: profile.FieldExpired, Value: profile.NotProbed},
+	{Name: profile.FieldOperationScope, Value: "shared"},
 }}
 
 func TestSuggest(t *testing.T) {
@@ -60,6 +61,7 @@ retention: 24h
 			"  expired: reject                     # not probed: kept from the target file\n  expired_status: 410\n",
 			"  ignore:                           # kept from the target file\n    json_paths: [\"$.created\"]\n",
 			"\n# The retention, declared.\nretention: 24h\n",
+			"  operation_scope: shared\n",
 			`instances: ["${SHOP_URL:-http://127.0.0.1:9}"]`,
 		}, []string{"the API waits"}},
 		{"no block", suggestHead, []string{"body: '{\"ref\": \"{{.Ref}}\"}'\n\nprofile:\n", "  base: ietf\n"}, nil},
@@ -97,6 +99,9 @@ retention: 24h
 			if p.MismatchStatus.String() != "400" || !p.MissingKeyStatus.Processed || p.MaxKeyLength != 0 ||
 				len(p.KeyForms) != 1 || p.KeyForms[0] != targets.KeyBare || p.ReplayHeader.Name != "" {
 				t.Errorf("the suggestion loads as %+v", p)
+			}
+			if p.OperationScope != targets.ScopeShared {
+				t.Errorf("the suggestion's operation scope is %s, want the probed shared", p.OperationScope)
 			}
 			if p.Base != tg.Profile.Base || p.InFlight != tg.Profile.InFlight || p.ErrorPolicy != tg.Profile.ErrorPolicy ||
 				p.Expired != tg.Profile.Expired || !slices.Equal(p.Ignore.JSONPaths, tg.Profile.Ignore.JSONPaths) {

@@ -59,6 +59,9 @@ func (a *API) create(op operation) http.HandlerFunc {
 		// Once claimed, the work goes on when the client goes away: a real handler does not
 		// abandon a charge half-way because its caller hung up.
 		ctx := context.WithoutCancel(r.Context())
+		if a.rawReplay(w, ctx, at) {
+			return
+		}
 		if a.cfg.Mutant == MutantRace {
 			a.checkThenInsert(w, ctx, at)
 			return
@@ -145,6 +148,8 @@ func (a *API) scope(method string, at attempt) string {
 		return scopeID(at.tenant, "", "", at.key)
 	case MutantBodyDedupe:
 		return scopeID(at.tenant, method, at.path, "body:"+at.fingerprint)
+	case MutantRawStoreKey:
+		return rawScope(at.tenant, method, at.path, at.key)
 	}
 	return scopeID(at.tenant, method, at.path, at.key)
 }
@@ -194,6 +199,11 @@ func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, to
 		writeStored(w, resp, false)
 		return
 	}
+	if rec == nil && resp.Status >= 500 && a.cfg.Mutant == MutantErrorRecordAfterAnswer {
+		writeStored(w, resp, false)
+		go a.completeLater(at, token, resp) // fire-and-forget: the retry finds the key in flight
+		return
+	}
 	if a.cfg.Mutant == MutantLostWrite {
 		rec = nil
 	}
@@ -208,6 +218,7 @@ func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, to
 	a.wakeRelay(ok && err == nil)
 	if ok && err == nil {
 		a.publishAfterCommit(ctx, rec, resp)
+		a.cacheAnswer(ctx, http.MethodPost, at, stored)
 	}
 	switch {
 	case err != nil:
@@ -351,4 +362,13 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// completeLater is the error-record-after-answer mutant's store of a handler error, written
+// errorRecordDelay after the error was answered.
+func (a *API) completeLater(at attempt, token int64, resp Response) {
+	time.Sleep(errorRecordDelay)
+	if _, err := a.cfg.Store.Complete(context.Background(), Completion{Scope: at.scope, Token: token, Now: a.cfg.Now(), Response: resp}); err != nil {
+		a.cfg.Logger.Printf("error-record-after-answer: complete: %v", err)
+	}
 }

@@ -42,7 +42,15 @@ const (
 	MutantDualWrite           Mutant = "dual-write"
 	MutantRelayNewID          Mutant = "relay-new-id"
 	MutantRelayMarksOnError   Mutant = "relay-marks-on-error"
+	// The mutants of the defects real libraries shipped (hostile keys, the error record).
+	MutantErrorRecordAfterAnswer Mutant = "error-record-after-answer"
+	MutantRawStoreKey            Mutant = "raw-store-key"
 )
+
+// errorRecordDelay is how long after answering a handler error the error-record-after-answer
+// mutant stores it: less than any lock timeout the self-test declares, far more than the
+// harness takes to send its retry.
+const errorRecordDelay = 200 * time.Millisecond
 
 // ignoredField is the body field the fingerprint-ignores-field mutant leaves out of the
 // fingerprint: the one the example files' variant_body keeps (it changes the amount).
@@ -101,6 +109,9 @@ var Mutants = []MutantInfo{
 	{MutantDualWrite, "the order.created event is published from the request right after the commit, outside any transaction, with no outbox: a crash between the commit and the publication, or a broker out of reach then, loses it", eventStores, nil, "event-after-crash", []string{"event-under-broker-outage"}},
 	{MutantRelayNewID, "the relay gives an event a new id on each publication attempt: a publication whose confirm was lost is published again under an id no consumer can deduplicate", eventStores, nil, "event-under-broker-outage", nil},
 	{MutantRelayMarksOnError, "the relay marks an event sent although its publication failed: an event whose broker was out of reach is never published", eventStores, nil, "event-under-broker-outage", nil},
+	// The defects real libraries shipped.
+	{MutantErrorRecordAfterAnswer, "a handler error is answered first and stored about 200 ms later (fire-and-forget): a retry sent at once gets 409 \"in progress\" for a request that has finished", AllStores, nil, "error-replay", nil},
+	{MutantRawStoreKey, "the raw key names its store entries unescaped: on Redis, beside the store's other entries, the key's claim at NS:KEY (a hash) and its cached answer at NS:idempotency:KEY (a string), so that the key idempotency:K names key K's cached answer as its claim and every command on it fails (WRONGTYPE: 5xx); on SQL, a completed answer is looked up by pattern (scope LIKE the raw key), so that the key K% reads key K's answer", durableStores, nil, "keys", nil},
 }
 
 // needsEvents reports whether the mutant changes how events are published (it needs

@@ -57,7 +57,28 @@ func mutantCases() map[Mutant]mutantCase {
 		MutantDualWrite:           {apiOpts{events: true}, showDualWrite},
 		MutantRelayNewID:          {apiOpts{events: true}, showRelayNewID},
 		MutantRelayMarksOnError:   {apiOpts{events: true}, showRelayMarksOnError},
+
+		MutantErrorRecordAfterAnswer: {down, showErrorRecordAfterAnswer},
+		MutantRawStoreKey:            {apiOpts{}, showRawStoreKey},
 	}
+}
+
+func showErrorRecordAfterAnswer(t *testing.T, h *apiHarness) (bool, string) {
+	body := orderJSON("ref-errlate", 1250, "EUR")
+	h.down.setStatus(http.StatusInternalServerError)
+	wantStatus(t, h.post(ordersPath, "alice", "errlate", body), http.StatusBadGateway)
+	r := h.post(ordersPath, "alice", "errlate", body) // at once, once the error was answered
+	return r.status == http.StatusConflict, fmt.Sprintf("the retry sent once the error was answered: %s", r)
+}
+
+func showRawStoreKey(t *testing.T, h *apiHarness) (bool, string) {
+	body := orderJSON("ref-rawkey", 1250, "EUR")
+	first := h.post(ordersPath, "alice", "rawkey", body)
+	wantNew(t, first)
+	ns := h.post(ordersPath, "alice", "idempotency:rawkey", orderJSON("ref-rawkey-2", 1250, "EUR"))
+	like := h.post(ordersPath, "alice", "rawkey%", body)
+	return ns.status >= 500 || bytes.Equal(like.body, first.body),
+		fmt.Sprintf("the key rawkey: %s; idempotency:rawkey after it: %s; rawkey%% with its body: %s", first, ns, like)
 }
 
 func showPublishBeforeCommit(t *testing.T, h *apiHarness) (bool, string) {
@@ -360,6 +381,8 @@ var issueMutants = []struct {
 	{"dual-write", []string{"sqlite", "postgres"}, nil},
 	{"relay-new-id", []string{"sqlite", "postgres"}, nil},
 	{"relay-marks-on-error", []string{"sqlite", "postgres"}, nil},
+	{"error-record-after-answer", AllStores, nil},
+	{"raw-store-key", []string{"sqlite", "postgres", "redis"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {
