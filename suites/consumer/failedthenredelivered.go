@@ -116,7 +116,8 @@ func (s *S) failedThenRedelivered(c *targets.Consumer, fail failure) check.Resul
 func (s *S) settleRedelivered(ev *Event) check.Count {
 	c := ev.C
 	if _, empty, _ := s.waitBrokerEmpty(c, s.settleWait(c)); !empty {
-		s.SleepUntil(time.Now().Add(s.Redelivery(c).Step + duplicateGrace))
+		step := s.Redelivery(c).Step
+		s.WaitUntil(fmt.Sprintf("the broker's redelivery step (%s)", framework.Seconds(step)), time.Now().Add(step+duplicateGrace))
 	}
 	return ev.Effects()
 }

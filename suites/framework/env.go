@@ -164,6 +164,8 @@ type Env struct {
 
 	chain *ChainParts // a chain target's running parts
 
+	waits *waitPrinter // the progress of long waits, on the run's log
+
 	// done ends with Close: every attempt still running ends.
 	done  context.Context
 	close context.CancelFunc
