@@ -29,7 +29,7 @@ func WriteTable(w io.Writer, r *Run) {
 			fmtDuration(p.Duration), termCell(note(p)),
 		})
 	}
-	WriteAligned(&b, rows)
+	WriteAligned(&b, wrapLastColumn(rows, TableWidth))
 	mark, text := headline(r)
 	fmt.Fprintf(&b, "\n%s: %s (%s)\n", mark, termCell(text), countsText(r.Counts()))
 	if facts := runFacts(r); len(facts) > 0 {
