@@ -71,7 +71,10 @@ func WriteHTML(path string, r *Run, extras *HTMLExtras) error {
 // with one row per property (<tr data-property="NAME" data-verdict="V">),
 // the evidence of each failing and each unknown spec, the properties'
 // figures, and, when extras hold them, the load latency plot, a timeline
-// of injected faults against requests and each client scenario's attempts. Everything from the run is escaped,
+// of injected faults against requests and each client scenario's attempts. Every anomaly kind
+// the page shows (beside each reason of the table, and in each failure) is a badge that links to
+// its explanation, embedded at the end (<section id="kinds">, <div id="kind-NAME">); a phone's
+// narrow screen gets the table as one card per property. Everything from the run is escaped,
 // so a response body cannot inject markup. extras may be nil.
 func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 	if extras == nil {
