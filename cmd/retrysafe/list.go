@@ -22,8 +22,10 @@ reference mutants it catches and what it covers.
 --label-filter EXPR lists only what 'retrysafe run --label-filter EXPR' would select, e.g.
 'events', 'side:consumer && !fault:process' or 'property:race || property:replay'. A label
 that a spec takes from the target (consumer:TRANSPORT, events:TRANSPORT, fault:downstream on
-the sink path) selects the property on that path only, which 'selects:' then names; which of
-a property's specs apply to one target file shows in its run.`,
+the sink path, scenario:bare-error) selects the property on that path only, which 'selects:'
+then names. Labels named after the file's clients and configurations (client:NAME,
+config:NAME) need the file: list does not know them. Which of a property's specs apply to one
+target file shows in its run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := framework.CheckLabelFilter(sel.LabelFilter); err != nil {
