@@ -203,6 +203,8 @@ needs_binary() {
 # and four packages test at once. go test's own vet pass is off: the full go vet runs in the vet
 # lane. The test binary of ./cmd/retrysafe is kept for the heals check after the runs. The
 # sharded-load tests run in the proof lane, against the one binary.
+# The HTML report's layout test keeps its screenshots (a failing and a passing report at 1400 px
+# and at a 390 px phone width) in $report/html-screenshots/, beside the runs' reports.
 # race_packages lists the packages go test -race runs, the longest first (go test starts them in
 # the order given, four at a time): a long one started last would be the lane's tail.
 race_packages() {
@@ -218,7 +220,7 @@ checks_lane() {
   stage checks "compile every package for the race detector" go build -race ./... &&
     needs_binary && needs_chromium &&
     stage checks "go test -race (waiting tests 8 at a time, 4 packages at once)" \
-      go test -race -count=1 -timeout 15m -vet=off -p 4 -exec "env GOMAXPROCS=8" $(race_packages) &&
+      env RETRYSAFE_HTML_SCREENSHOTS="$PWD/$report/html-screenshots" go test -race -count=1 -timeout 15m -vet=off -p 4 -exec "env GOMAXPROCS=8" $(race_packages) &&
     stage checks "the test binary of ./cmd/retrysafe (for the heals check)" go test -race -vet=off -c -o "$work/cmd.test" ./cmd/retrysafe
 }
 

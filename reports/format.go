@@ -11,9 +11,6 @@ import (
 // terminal; report.json keeps it whole.
 const maxAttemptChars = 4000
 
-// maxNoteChars bounds the reason cell of a table row.
-const maxNoteChars = 160
-
 // finding is a spec with a fail or unknown verdict, numbered in the order
 // the reports list them.
 type finding struct {
@@ -67,22 +64,6 @@ func countsText(c map[Verdict]int) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// note is the text of a property's reason column: its Reason, else for a
-// failing or unknown property the texts of the specs that made it so.
-func note(p *Property) string {
-	v := normal(p.Verdict)
-	if p.Reason != "" || v == Pass || v == Skipped {
-		return clip(p.Reason, maxNoteChars)
-	}
-	var texts []string
-	for _, s := range p.Specs {
-		if normal(s.Verdict) == v {
-			texts = append(texts, s.Text)
-		}
-	}
-	return clip(strings.Join(texts, "; "), maxNoteChars)
 }
 
 // runFacts describes the run in a few key/value pairs, empty ones left out.

@@ -71,7 +71,10 @@ func WriteHTML(path string, r *Run, extras *HTMLExtras) error {
 // with one row per property (<tr data-property="NAME" data-verdict="V">),
 // the evidence of each failing and each unknown spec, the properties'
 // figures, and, when extras hold them, the load latency plot, a timeline
-// of injected faults against requests and each client scenario's attempts. Everything from the run is escaped,
+// of injected faults against requests and each client scenario's attempts. Every anomaly kind
+// the page shows (beside each reason of the table, and in each failure) is a badge that links to
+// its explanation, embedded at the end (<section id="kinds">, <div id="kind-NAME">); a phone's
+// narrow screen gets the table as one card per property. Everything from the run is escaped,
 // so a response body cannot inject markup. extras may be nil.
 func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 	if extras == nil {
@@ -92,7 +95,7 @@ func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 			{"unknown", "Unknown verdicts", Unknown, findings(r, Unknown)},
 		},
 		LoadPlot: template.HTML(extras.LoadPlotHTML), Timeline: newTimeline(extras.Timeline),
-		Clients: newClientTimelines(extras.ClientTimelines), Causes: r.Causes,
+		Clients: newClientTimelines(extras.ClientTimelines), Causes: r.Causes, Kinds: runKinds(r),
 	}
 	for i := range r.Properties {
 		if len(r.Properties[i].Figures) > 0 {
@@ -117,6 +120,7 @@ type htmlPage struct {
 	Timeline           *timeline
 	Clients            []clientTimeline
 	Causes             []Cause
+	Kinds              []Explanation // the kinds the page shows, explained
 }
 
 // htmlSection lists the failing or the unknown specs with their evidence.
@@ -128,8 +132,9 @@ type htmlSection struct {
 
 // htmlRow is one property's row of the verdict table.
 type htmlRow struct {
-	ID, Name, Must, VerdictText, Specs, Time, Reason string
-	Verdict                                          Verdict
+	ID, Name, Must, VerdictText, Specs, Time string
+	Verdict                                  Verdict
+	Reasons                                  []htmlReason
 }
 
 // htmlRows returns one row per property, in run order.
@@ -144,7 +149,7 @@ func htmlRows(r *Run) []htmlRow {
 		rows[i] = htmlRow{
 			ID: fmt.Sprintf("property-%d-%s", i+1, slug(p.Name)), Name: p.Name, Must: p.Must,
 			Verdict: normal(p.Verdict), VerdictText: text, Specs: countsText(p.Counts()),
-			Time: fmtDuration(p.Duration), Reason: note(p),
+			Time: fmtDuration(p.Duration), Reasons: htmlReasons(p),
 		}
 	}
 	return rows
@@ -289,8 +294,9 @@ var htmlTemplate = template.Must(template.New("report.html").Funcs(template.Func
 	"hidden":   func(e *Evidence) int { return max(0, len(e.Attempts)-HTMLAttempts) },
 	"add":      func(a, b int) int { return a + b },
 	"addf":     func(a, b float64) float64 { return a + b },
-	"kinds":    KindCounts,
-}).Parse(htmlSource + clientTimelineSource))
+	"found":    foundKinds,
+	"title":    kindBadgeTitle,
+}).Parse(htmlSource + kindsSource + clientTimelineSource))
 
 // htmlSource is the template of report.html. It loads nothing: styles are
 // inline and there is no script.
@@ -313,6 +319,17 @@ tr.v-fail{background:#fff0f0}tr.v-unknown{background:#fffbe6}
 pre{background:#f6f8fa;border:1px solid #d8dde3;border-radius:4px;padding:8px 10px;overflow-x:auto;white-space:pre-wrap;word-break:break-word;font-size:13px}
 pre.repro{background:#1d2329;color:#e6edf3}.finding{border-left:4px solid #c62828;padding-left:14px}.finding.v-unknown{border-left-color:#9a6700}
 summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fill:#444}
+dd,td,th,h3,p,li{overflow-wrap:break-word}td.reason,dd{overflow-wrap:anywhere}
+#properties{width:100%}#properties td.reason{min-width:12em}#properties td:nth-child(2),#properties td:nth-child(3),#properties td:nth-child(4){white-space:nowrap}.reason-item+.reason-item{margin-top:4px}
+a.kind{display:inline-block;max-width:100%;border-radius:4px;padding:0 6px;margin:1px 0;font:12px/1.6 ui-monospace,SFMono-Regular,Menlo,monospace;background:#eef1f4;color:#1d2329;border:1px solid #c9d1d9;text-decoration:none;overflow-wrap:anywhere;vertical-align:baseline}
+a.kind.unsafe{background:#ffebe9;border-color:#ff8182;color:#82071e}a.kind:hover{text-decoration:underline}
+.kind-explanation{border-left:4px solid #c9d1d9;padding-left:14px;margin:14px 0}.kind-explanation.unsafe{border-left-color:#c62828}
+.kind-explanation:target{background:#fff8c5}.found{white-space:nowrap}#load svg,#load iframe{max-width:100%;height:auto}
+@media (max-width:700px){body{padding:0 10px 30px}#properties,#properties tbody,#properties tr,#properties td{display:block;width:auto}
+#properties thead{display:none}#properties tr{border:1px solid #d8dde3;border-radius:4px;margin:0 0 10px;padding:4px 0}
+#properties td{border:0;padding:3px 10px}#properties td.num{text-align:left}#properties td.reason{min-width:0}
+#properties td[data-label]::before{content:attr(data-label) ": ";color:#57606a}
+dl.facts{grid-template-columns:1fr}dd{margin-bottom:4px}}
 </style></head>
 <body>
 <header id="headline" class="headline v-{{.Verdict}}" data-verdict="{{.Verdict}}">
@@ -325,7 +342,8 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{if .Rows}}<table id="properties"><thead><tr><th>property</th><th>verdict</th><th>specs</th><th>time</th><th>reason</th></tr></thead><tbody>
 {{range .Rows}}<tr id="{{.ID}}" class="v-{{.Verdict}}" data-property="{{.Name}}" data-verdict="{{.Verdict}}">
 <td><strong>{{.Name}}</strong>{{with .Must}}<div class="must">MUST: {{.}}</div>{{end}}</td>
-<td><span class="badge v-{{.Verdict}}">{{.VerdictText}}</span></td><td>{{.Specs}}</td><td class="num">{{.Time}}</td><td>{{.Reason}}</td></tr>
+<td><span class="badge v-{{.Verdict}}">{{.VerdictText}}</span></td><td data-label="specs">{{.Specs}}</td><td class="num" data-label="time">{{.Time}}</td>
+<td class="reason"{{if .Reasons}} data-label="reason"{{end}}>{{range .Reasons}}<div class="reason-item">{{.Text}}{{range .Kinds}} {{template "kind" .}}{{end}}</div>{{end}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No property was selected.</p>{{end}}
 {{range .Sections}}{{template "findings" .}}{{end}}
 {{with .Figures}}<section id="figures"><h2>Figures</h2>{{range .}}<h3>{{.Name}}</h3>
@@ -345,11 +363,12 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{with .FaultList}}<table id="fault-list"><thead><tr><th>at</th><th>fault</th></tr></thead><tbody>{{range .}}<tr><td class="num">+{{.At}}</td><td>{{.Label}}</td></tr>{{end}}</tbody></table>{{end}}
 </section>{{end}}
 {{template "clients" .Clients}}
+{{template "kinds" .Kinds}}
 </body></html>
 {{define "findings"}}{{with .List}}<section id="{{$.ID}}"><h2>{{$.Title}}</h2>{{range .}}
 <div class="finding v-{{$.Verdict}}" data-property="{{.Property.Name}}" data-verdict="{{$.Verdict}}">
 <h3>{{.N}}. {{.Property.Name}}: {{.Spec.Text}}</h3>
-{{with kinds .Spec.Anomalies}}<p class="kinds">Found: {{.}}</p>{{end}}
+{{with found .Spec.Anomalies}}<p class="kinds">Found:{{range .}} <span class="found">{{template "kind" .}}&nbsp;×{{.N}}</span>{{end}}</p>{{end}}
 {{with .Spec.Failure}}<pre class="failure">{{.}}</pre>{{end}}
 {{with .Spec.Evidence}}{{with .Repro}}<p>Reproduce:</p><pre class="repro">{{.}}</pre>{{end}}
 {{with .Message}}<p class="message">{{.}}</p>{{end}}
@@ -358,3 +377,14 @@ summary{cursor:pointer;color:#0b57d0}svg text{font:12px system-ui,sans-serif;fil
 {{range attempts .}}<details{{if eq .N 1}} open{{end}}><summary>Attempt {{.N}} of {{.Of}}</summary><pre class="attempt">{{.Text}}</pre></details>
 {{end}}{{with hidden .}}<p>{{.}} more attempts in report.json.</p>{{end}}{{end}}
 </div>{{end}}</section>{{end}}{{end}}`
+
+// kindsSource is the template of a kind's badge (a link to its explanation when the page has
+// one) and of the section that explains every kind the page shows.
+const kindsSource = `{{define "kind"}}{{if .Explained}}<a class="kind{{if .Unsafe}} unsafe{{end}}" data-kind="{{.Name}}" href="#kind-{{.Name}}" title="{{title .}}">{{.Name}}</a>{{else}}<a class="kind{{if .Unsafe}} unsafe{{end}}" data-kind="{{.Name}}" title="{{title .}}">{{.Name}}</a>{{end}}{{end}}
+{{define "kinds"}}{{with .}}<section id="kinds"><h2>What the anomaly kinds mean</h2>
+<p>What each kind found above means, what usually causes it in real implementations, and how to confirm it by hand (<code>retrysafe explain KIND</code> prints the same).</p>
+{{range .}}<div class="kind-explanation{{if .Kind.Unsafe}} unsafe{{end}}" id="kind-{{.Kind}}" data-kind="{{.Kind}}">
+<h3>{{.Kind}}{{if .Kind.Unsafe}} (unsafe){{end}}</h3><p>{{.Meaning}}</p>
+<p>Common causes:</p><ul>{{range .Causes}}<li>{{.}}</li>{{end}}</ul>
+<p>Confirm by hand: {{.Confirm}}</p></div>
+{{end}}</section>{{end}}{{end}}`

@@ -46,7 +46,8 @@ func TestHTMLRows(t *testing.T) {
 		`<tr id="property-4-expiry" class="v-skipped" data-property="expiry" data-verdict="skipped">`,
 		`<tr id="property-5-odd" class="v-unknown" data-property="odd" data-verdict="unknown">`,
 		`<span class="badge v-unknown">unknown (bogus)</span>`,
-		"<td>retention 24h exceeds --max-wait 30s</td>",
+		`<td class="reason" data-label="reason"><div class="reason-item">retention 24h exceeds --max-wait 30s</div></td>`,
+		`<div class="reason-item">leaves exactly one record per round <a class="kind unsafe" data-kind="duplicate-record" href="#kind-duplicate-record"`,
 		"<dt>seed</dt><dd><code>42</code></dd>",
 	}
 	for _, want := range wants {
@@ -69,7 +70,7 @@ func TestHTMLEvidence(t *testing.T) {
 	wants := []struct{ in, name, want string }{
 		{failures, "finding", `<div class="finding v-fail" data-property="race" data-verdict="fail">`},
 		{failures, "heading", "<h3>1. race: leaves exactly one record per round</h3>"},
-		{failures, "kinds", `<p class="kinds">Found: duplicate-record=1</p>`},
+		{failures, "kinds", `<p class="kinds">Found: <span class="found"><a class="kind unsafe" data-kind="duplicate-record" href="#kind-duplicate-record" title="duplicate-record (unsafe): what it means below">duplicate-record</a>&nbsp;×1</span></p>`},
 		{failures, "failure", `<pre class="failure">round 3: expected 1 record, found 2</pre>`},
 		{failures, "repro", `<pre class="repro">retrysafe run --target targets/examples/reference.yaml --focus &#39;race&#39; --seed 42 --key k-fixed</pre>`},
 		{failures, "message", "two requests with key k-fixed were both processed"},
@@ -114,7 +115,7 @@ func TestHTMLEscapesEvidence(t *testing.T) {
 var (
 	htmlTag       = regexp.MustCompile(`<[a-zA-Z][^>]*>`)
 	fetchingTag   = regexp.MustCompile(`(?i)^<(script|link|iframe|img|object|embed|base|meta\s+http-equiv)\b`)
-	fetchingAttr  = regexp.MustCompile(`(?i)\s(src|href|srcset|action|poster|xlink:href|style)\s*=`)
+	fetchingAttr  = regexp.MustCompile(`(?i)\s(?:(src|srcset|action|poster|xlink:href|style)\s*=|href\s*=\s*["']?[^#"'\s])`) // href="#..." stays in the page
 	htmlStyle     = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
 	fetchingStyle = regexp.MustCompile(`(?i)url\(|@import`)
 )

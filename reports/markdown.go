@@ -60,7 +60,7 @@ func mdTable(b *strings.Builder, r *Run) {
 		p := &r.Properties[i]
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
 			mdText(p.Name), mdVerdict(p.Verdict), mdText(countsText(p.Counts())),
-			fmtDuration(p.Duration), mdText(note(p)))
+			fmtDuration(p.Duration), mdReasons(p))
 	}
 	b.WriteString("\n")
 }

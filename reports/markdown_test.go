@@ -24,7 +24,7 @@ func TestMarkdownRows(t *testing.T) {
 		"1 of 4 properties violated (1 fail, 1 unknown, 1 pass, 1 skipped).",
 		"| property | verdict | specs | time | reason |\n",
 		"| replay | pass | 2 pass | 1.2s |  |\n",
-		"| race | **FAIL** | 1 fail, 1 pass | 8.1s | leaves exactly one record per round |\n",
+		"| race | **FAIL** | 1 fail, 1 pass | 8.1s | leaves exactly one record per round (`duplicate-record`) |\n",
 		"| mismatch | unknown | 1 unknown | 3.0s | 2 attempts timed out |\n",
 		"| expiry | skipped | - | - | retention 24h exceeds --max-wait 30s |\n",
 	}

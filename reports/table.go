@@ -13,7 +13,8 @@ const TableAttempts = 3
 
 // WriteTable writes the run for a terminal: an aligned table with one row per
 // property (PROPERTY VERDICT SPECS TIME REASON; the verdict is pass, FAIL,
-// unknown or skipped, and the reason says why it was skipped or unknown),
+// unknown or skipped, and the reason says why it was skipped or unknown, or which specs failed
+// with their anomaly kinds, wrapped under its column within TableWidth),
 // the headline verdict, then for each failing spec and each unknown one: its
 // text, location, failure message, counts, differing JSON paths, the first
 // TableAttempts attempts and the repro command. Control characters from the
@@ -32,7 +33,7 @@ func WriteTable(w io.Writer, r *Run) {
 			fmtDuration(p.Duration), termCell(note(p)),
 		})
 	}
-	WriteAligned(&b, rows)
+	WriteAligned(&b, wrapLastColumn(rows, TableWidth))
 	mark, text := headline(r)
 	fmt.Fprintf(&b, "\n%s: %s (%s)\n", mark, termCell(text), countsText(r.Counts()))
 	if facts := runFacts(r); len(facts) > 0 {

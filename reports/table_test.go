@@ -18,7 +18,7 @@ func TestTableRows(t *testing.T) {
 	want := "" +
 		"PROPERTY  VERDICT  SPECS           TIME  REASON\n" +
 		"replay    pass     2 pass          1.2s\n" +
-		"race      FAIL     1 fail, 1 pass  8.1s  leaves exactly one record per round\n" +
+		"race      FAIL     1 fail, 1 pass  8.1s  leaves exactly one record per round [duplicate-record]\n" +
 		"mismatch  unknown  1 unknown       3.0s  2 attempts timed out\n" +
 		"expiry    skipped  -               -     retention 24h exceeds --max-wait 30s\n" +
 		"\n" +
@@ -120,7 +120,7 @@ func TestProgress(t *testing.T) {
 		want  string
 	}{
 		{"pass", 7, sampleRun().Properties[0], "[1/7] replay ... pass (1.2s)\n"},
-		{"fail", 7, sampleRun().Properties[1], "[1/7] race ... FAIL (8.1s): leaves exactly one record per round\n"},
+		{"fail", 7, sampleRun().Properties[1], "[1/7] race ... FAIL (8.1s): leaves exactly one record per round [duplicate-record]\n"},
 		{"unknown", 7, sampleRun().Properties[2], "[1/7] mismatch ... unknown (3.0s): 2 attempts timed out\n"},
 		{"skipped", 7, sampleRun().Properties[3], "[1/7] expiry ... skipped: retention 24h exceeds --max-wait 30s\n"},
 		{"no total", 0, sampleRun().Properties[0], "[1] replay ... pass (1.2s)\n"},

@@ -166,7 +166,7 @@ func (d *decoder) chainPart(co *object, name string) *Target {
 		env, path, ok = d.partRef(co, name)
 	} else if _, inline := val.(*ast.MappingNode); inline {
 		offset = lineOf(val) - 1
-		t, err = Parse(fmt.Sprintf("%s (chain.%s)", d.ps.file, name), []byte(val.String()), d.env)
+		t, err = parseTarget(fmt.Sprintf("%s (chain.%s)", d.ps.file, name), []byte(val.String()), d.env, d.standIn)
 	} else {
 		path, ok = d.str(co, name)
 	}
@@ -182,7 +182,7 @@ func (d *decoder) chainPart(co *object, name string) *Target {
 			d.ps.add(co.lineOf(name), co.at(name), "cannot read the %s part: %v", name, rerr)
 			return nil
 		}
-		t, err = Parse(path, data, env)
+		t, err = parseTarget(path, data, env, d.standIn)
 	}
 	var ve *ValidationError
 	switch {
@@ -197,6 +197,12 @@ func (d *decoder) chainPart(co *object, name string) *Target {
 	case err != nil:
 		d.ps.add(co.lineOf(name), co.at(name), "%v", err)
 		return nil
+	}
+	for _, w := range t.Warnings {
+		if offset > 0 && w.Line > 0 {
+			w.File, w.Line = d.ps.file, w.Line+offset
+		}
+		d.warns.list = append(d.warns.list, w)
 	}
 	return t
 }

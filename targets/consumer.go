@@ -350,7 +350,7 @@ func (d *decoder) signing(o *object, c *Consumer) {
 	if c.IsQueue() && c.Signing.Scheme != webhook.SchemeNone {
 		d.ps.add(so.line, so.at("scheme"), "only webhook deliveries are signed (this consumer reads from %s)", c.Transport)
 	}
-	if _, err := webhook.New(c.Signing); err != nil && c.Signing.Secret != "" {
+	if _, err := webhook.New(c.Signing); err != nil && c.Signing.Secret != "" && !d.standIns[so.at("secret")] {
 		d.ps.add(so.line, o.at("signing"), "%v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"cmp"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -27,6 +28,12 @@ var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // env looks up ${NAME} references (os.LookupEnv for the process environment; nil = none set).
 // Problems are returned as a *ValidationError listing every one of them.
 func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target, err error) {
+	return parseTarget(name, data, env, false)
+}
+
+// parseTarget is Parse; with standIn an unset ${NAME} without a default is a warning and <NAME>
+// stands in for it (see decoder.standIn).
+func parseTarget(name string, data []byte, env func(string) (string, bool), standIn bool) (t *Target, err error) {
 	if env == nil {
 		env = func(string) (string, bool) { return "", false }
 	}
@@ -70,7 +77,8 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 		ps.add(0, "", "the file is empty; see targets/examples/reference.yaml")
 		return nil, ps.err()
 	}
-	d := &decoder{ps: ps, warns: problems{file: name}, env: env, anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
+	d := &decoder{ps: ps, warns: problems{file: name}, env: env, standIn: standIn, standIns: map[string]bool{},
+		anchors: map[string]ast.Node{}, dir: filepath.Dir(name)}
 	d.collectAnchors(body)
 	if isChain(d.resolve(body)) {
 		t = d.chainTarget(body)
@@ -78,7 +86,9 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (t *Target
 		t = d.target(body)
 	}
 	t.Path = name
-	t.Warnings = d.warns.list
+	t.Warnings = slices.Clone(d.warns.list)
+	slices.SortStableFunc(t.Warnings, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
+	ps.list = slices.DeleteFunc(ps.list, func(p Problem) bool { return d.standIns[p.Field] })
 	if err := ps.err(); err != nil {
 		t.Close()
 		return nil, err
@@ -504,8 +514,8 @@ func (d *decoder) envMap(o *object, name string) []header {
 // hostPort checks a host:port value.
 func (d *decoder) hostPort(o *object, name string) (string, bool) {
 	s, ok := d.str(o, name)
-	if !ok {
-		return "", false
+	if !ok || d.standIns[o.at(name)] {
+		return s, ok // a stand-in for an unset variable is taken as it is
 	}
 	if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
 		d.ps.add(o.lineOf(name), o.at(name), "must be host:port, got %q", s)

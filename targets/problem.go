@@ -54,9 +54,12 @@ func (e *ValidationError) Error() string {
 
 // Validate loads the target file at path (expanding ${NAME} from the process environment) and returns
 // every problem found, or nil when the file is valid, and the warnings of a valid file. It is the
-// entry point of `retrysafe validate`.
+// entry point of `retrysafe validate`, which checks a file before its environment is set: an
+// unset ${NAME} without a default is a warning, not a problem, and the rest of the file is
+// checked with <NAME> standing in (the value's own checks, a duration or a URL made of it,
+// skipped). Load, which a run uses, still refuses it.
 func Validate(path string) (problems, warnings []Problem) {
-	t, err := Load(path)
+	t, err := loadFile(path, true)
 	if err == nil {
 		t.Close()
 		return nil, t.Warnings
@@ -91,10 +94,13 @@ func (ps *problems) err() error {
 // Load reads the target file at path, expanding ${NAME} and ${NAME:-default} from the process
 // environment. Relative file references in it (tls.ca_file, lifecycle.dir) are resolved against the
 // file's folder. Problems are returned as a *ValidationError.
-func Load(path string) (*Target, error) {
+func Load(path string) (*Target, error) { return loadFile(path, false) }
+
+// loadFile is Load, with stand-ins for unset variables when standIn is set (Validate).
+func loadFile(path string, standIn bool) (*Target, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ValidationError{Problems: []Problem{{File: path, Message: fmt.Sprintf("cannot read the target file: %v", err)}}}
 	}
-	return Parse(path, data, os.LookupEnv)
+	return parseTarget(path, data, os.LookupEnv, standIn)
 }

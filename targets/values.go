@@ -60,11 +60,21 @@ func validHeaderName(s string) bool {
 // "$" not followed by "{" is kept as is (JSONPath "$.count" and SQL "$1" need no escaping). It
 // returns one message per problem (unset variable, malformed reference).
 func expandEnv(s string, env func(string) (string, bool)) (string, []string) {
+	out, errs, unset := expandEnvStandIn(s, env, false)
+	for _, name := range unset {
+		errs = append(errs, fmt.Sprintf("environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name))
+	}
+	return out, errs
+}
+
+// expandEnvStandIn is expandEnv that returns the unset variables apart from the malformed
+// references; with standIn each of them is replaced by <NAME> (retrysafe validate checks a file
+// before its environment is set).
+func expandEnvStandIn(s string, env func(string) (string, bool), standIn bool) (out string, errs, unset []string) {
 	if !strings.Contains(s, "${") {
-		return s, nil
+		return s, nil, nil
 	}
 	var b strings.Builder
-	var errs []string
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "$${"):
@@ -74,7 +84,7 @@ func expandEnv(s string, env func(string) (string, bool)) (string, []string) {
 			end := strings.IndexByte(s[i:], '}')
 			if end < 0 {
 				errs = append(errs, fmt.Sprintf("unterminated ${ in %q (write ${NAME} or ${NAME:-default}; $${ for a literal ${)", s))
-				return s, errs
+				return s, errs, unset
 			}
 			ref := s[i+2 : i+end]
 			name, def, hasDef := strings.Cut(ref, ":-")
@@ -85,7 +95,10 @@ func expandEnv(s string, env func(string) (string, bool)) (string, []string) {
 			} else if hasDef {
 				b.WriteString(def)
 			} else {
-				errs = append(errs, fmt.Sprintf("environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name))
+				unset = append(unset, name)
+				if standIn {
+					b.WriteString("<" + name + ">")
+				}
 			}
 			i += end + 1
 		default:
@@ -93,7 +106,7 @@ func expandEnv(s string, env func(string) (string, bool)) (string, []string) {
 			i++
 		}
 	}
-	return b.String(), errs
+	return b.String(), errs, unset
 }
 
 func validEnvName(s string) bool {

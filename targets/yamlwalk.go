@@ -13,11 +13,15 @@ import (
 // their line numbers. Every helper reports what is wrong and carries on, so that one pass finds
 // every problem.
 type decoder struct {
-	ps      *problems
-	warns   problems // declarations that are valid but probably not meant
-	env     func(string) (string, bool)
-	anchors map[string]ast.Node
-	dir     string // folder of the target file, for relative paths
+	ps    *problems
+	warns problems // declarations that are valid but probably not meant
+	env   func(string) (string, bool)
+	// standIn makes an unset ${NAME} without a default a warning, with <NAME> standing in for
+	// it, and drops the problems of the fields it stands in (validate, not run).
+	standIn  bool
+	standIns map[string]bool // the fields that hold a stand-in
+	anchors  map[string]ast.Node
+	dir      string // folder of the target file, for relative paths
 }
 
 // lineOf returns the 1-based line where n starts, 0 if unknown.
@@ -225,11 +229,28 @@ func (d *decoder) scalar(n ast.Node, path string) (string, bool) {
 		d.ps.add(lineOf(n), path, "must be a single value, got %s", kindOf(n))
 		return "", false
 	}
-	out, errs := expandEnv(s, d.env)
+	out, errs, unset := expandEnvStandIn(s, d.env, d.standIn)
 	for _, e := range errs {
 		d.ps.add(lineOf(n), path, "%s", e)
 	}
-	return out, len(errs) == 0
+	for _, name := range unset {
+		if !d.standIn {
+			d.ps.add(lineOf(n), path, "environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name)
+			continue
+		}
+		d.warns.add(lineOf(n), path, "environment variable %s is not set: checked with <%s> in its place (a run needs it: set it, or give a default: ${%s:-value})", name, name, name)
+		d.standIns[path] = true
+		d.standIns[listField(path)] = true // a list's own checks ("must be ...") concern it too
+	}
+	return out, len(errs) == 0 && (d.standIn || len(unset) == 0)
+}
+
+// listField is the field of a list element's path ("a.b" for "a.b[2]").
+func listField(path string) string {
+	if i := strings.LastIndexByte(path, '['); i > 0 && strings.HasSuffix(path, "]") {
+		return path[:i]
+	}
+	return path
 }
 
 // str returns the named field as a string; "" with ok=false when absent or invalid.

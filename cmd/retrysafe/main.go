@@ -47,6 +47,7 @@ dropped responses. It ships a reference API with deliberately broken modes ("mut
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(suggestFlag) // every subcommand inherits it
 	root.AddCommand(newServeCmd(), newMutantsCmd(), newValidateCmd())
 	for _, add := range extraCommands {
 		root.AddCommand(add())

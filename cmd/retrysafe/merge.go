@@ -34,7 +34,7 @@ type mergeFlags struct {
 func newMergeCmd() *cobra.Command {
 	f := new(mergeFlags)
 	cmd := &cobra.Command{
-		Use:   "merge --target FILE DIR...",
+		Use:   "merge FILE|--target FILE DIR...",
 		Short: "Judge the shards of a sharded load (run --shard) as one run",
 		Long: `Merge the shard files that 'retrysafe run --shard I/N' wrote (found in the folders given, e.g.
 a shared volume or the downloaded CI artifacts) and judge them as one load run: the attempts of
@@ -55,17 +55,20 @@ every property but load is reported as skipped, with the reason.
 
 Exit codes: 0 the load property holds; 1 a violation; 2 bad flags or target file, or the target
 unreachable; 3 the set is refused (the message names each shard at fault) or the verdict is
-unknown.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErr("merge needs the folders that hold the shard files, e.g. retrysafe merge --target t.yaml shards/")
+unknown.
+
+The target file is --target FILE, or the first argument when that is a file, not a folder:
+'retrysafe merge t.yaml shards/' is 'retrysafe merge --target t.yaml shards/'.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dirs := mergeTarget(f, args)
+			if len(dirs) == 0 {
+				return usageErr("merge needs the folders that hold the shard files, e.g. retrysafe merge t.yaml shards/")
 			}
-			return nil
+			return runMerge(cmd, f, dirs)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, f, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "the target file every shard ran (required; its SHA-256 must match the shards')")
+	fl.StringVar(&f.target, "target", "", "the target file every shard ran (required: this, or the file as the first argument; its SHA-256 must match the shards')")
 	fl.StringVar(&f.run, "run", "", "the run to merge (default: the run of the shard files; files of another run are refused)")
 	fl.StringVar(&f.reportDir, "report-dir", "retrysafe-report", "folder for junit.xml, report.json, summary.md, report.html and the load plot")
 	fl.BoolVar(&f.allowRemote, "allow-remote", false, "count the records of a target that is not on this machine")
@@ -74,10 +77,23 @@ unknown.`,
 	return cmd
 }
 
+// mergeTarget takes merge's first argument as its target file when --target is not given and
+// the argument is a file, not a folder, and returns the folders.
+func mergeTarget(f *mergeFlags, args []string) []string {
+	if f.target != "" || len(args) == 0 {
+		return args
+	}
+	if st, err := os.Stat(args[0]); err == nil && !st.IsDir() {
+		f.target = args[0]
+		return args[1:]
+	}
+	return args
+}
+
 func runMerge(cmd *cobra.Command, f *mergeFlags, dirs []string) error {
 	out := cmd.OutOrStdout()
 	if f.target == "" {
-		return usageErr("merge needs --target FILE, the target file the shards ran")
+		return usageErr("merge needs the target file the shards ran: retrysafe merge FILE DIR... (or --target FILE)")
 	}
 	t, sum, err := loadHashed(f.target)
 	if err != nil {

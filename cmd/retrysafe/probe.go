@@ -28,10 +28,12 @@ type probeFlags struct {
 	opts    probe.Options
 }
 
-func newProbeCmd() *cobra.Command {
-	var f probeFlags
+func newProbeCmd() *cobra.Command { return probeCommand(new(probeFlags)) }
+
+// probeCommand is `retrysafe probe` with its flags bound to f.
+func probeCommand(f *probeFlags) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "probe --target FILE [--out profile.json] [--compare OLD.json] [--suggest NEW.yaml] [--key PREFIX]",
+		Use:   "probe FILE|--target FILE [--out profile.json] [--compare OLD.json] [--suggest NEW.yaml] [--key PREFIX]",
 		Short: "Infer a target's idempotency behaviour, with evidence; notice when it changes",
 		Long: `Send a small, bounded, non-destructive set of requests (no process faults, no load) to the
 API a target file describes and infer its behaviour profile: replay and the replay header, the
@@ -74,11 +76,12 @@ target is sent at most one request per --interval (default 200ms).
 Exit codes: 0 the probe completed (and, with --compare, nothing changed); 1 with --compare, a
 behaviour changed; 2 the probe could not run (bad file or flags, remote target refused,
 unreachable target, refused baseline request, a harness part that could not start).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runProbe(cmd, &f) },
+		Args:    cobra.ArbitraryArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error { return targetFromArgs(cmd, &f.target, args) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runProbe(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "target file (required)")
+	fl.StringVar(&f.target, "target", "", "target file (required: this, or the file as the argument)")
 	fl.StringVar(&f.out, "out", "", "write the profile as JSON to this file")
 	fl.StringVar(&f.compare, "compare", "", "compare with a profile written earlier; exit 1 when a behaviour changed")
 	fl.StringVar(&f.suggest, "suggest", "", "write the target file with its profile block replaced by the probed expectations to this file")
@@ -95,7 +98,7 @@ unreachable target, refused baseline request, a harness part that could not star
 
 func runProbe(cmd *cobra.Command, f *probeFlags) error {
 	if f.target == "" {
-		return usageErr("--target is required (the target file to probe)")
+		return usageErr("the target file to probe is required: retrysafe probe FILE (or --target FILE)")
 	}
 	t, err := targets.Load(f.target)
 	if err != nil {

@@ -104,7 +104,7 @@ func TestProbeCommandCannotRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no target", []string{"probe"}, "--target is required"},
+		{"no target", []string{"probe"}, "the target file to probe is required: retrysafe probe FILE (or --target FILE)"},
 		{"bad file", []string{"probe", "--target", bad}, "operations"},
 		{"remote", []string{"probe", "--target", remote}, "refusing to test http://192.0.2.1:9"},
 		{"unreachable", []string{"probe", "--target", dead}, "target unreachable"},

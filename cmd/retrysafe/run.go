@@ -40,17 +40,23 @@ func newRunCmd() *cobra.Command { return runCommand(new(runFlags)) }
 // runCommand is `retrysafe run` with its flags bound to f.
 func runCommand(f *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [FILE]",
 		Short: "Run the conformance properties against a target",
 		Long: `Run the conformance properties against the API, consumers and clients a target file
-describes, or, without --target, against retrysafe's own reference API (started as a subprocess
-on SQLite in a temporary directory, with a short retention and lock timeout so that no property
-is skipped); --consumer tests the reference event consumer instead, --client the reference
-client (the harness plays the API: a scripted server that fails on purpose, and judges the
-keys, bodies and delays of the client's retries); --chain the reference chain end to end (the
-reference client against the reference API with its outbox, its events through RabbitMQ, or
---chain nats through NATS JetStream, or --chain webhook as signed webhooks the harness's receiver
-passes on, to the reference consumer, under a fault on every hop).
+describes (FILE, or --target FILE: the same), or, without one, against retrysafe's own
+reference API (started as a subprocess on SQLite in a temporary directory, with a short
+retention and lock timeout so that no property is skipped); --consumer tests the reference
+event consumer instead, --client the reference client (the harness plays the API: a scripted
+server that fails on purpose, and judges the keys, bodies and delays of the client's
+retries); --chain the reference chain end to end (the reference client against the reference
+API with its outbox, its events through RabbitMQ, or --chain nats through NATS JetStream, or
+--chain webhook as signed webhooks the harness's receiver passes on, to the reference
+consumer, under a fault on every hop). --chain takes its transport as its value (--chain
+nats, --chain=nats; a bare --chain is amqp).
+
+While a property waits longer than 3 s (a lock timeout, a retention, a redelivery, a settle),
+it says what it waits for and the time left, at most every 5 s: on a terminal as one updating
+line, elsewhere (CI, a pipe) as plain lines.
 
 Prints progress per spec, then a table property x verdict with the evidence of each failure,
 and writes junit.xml, report.json and summary.md into --report-dir.
@@ -74,16 +80,12 @@ failure. A declared key_forms: [quoted, bare] is checked as declared.
 Exit codes: 0 every checked property holds; 1 at least one violation; 2 the run could not
 start (bad file or flags, malformed label filter, unreachable target); 3 incomplete
 (interrupted, overall deadline, or a verdict left unknown) with no violation.`,
-		Args: chainArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				f.chain = args[0] // --chain nats
-			}
-			return runRun(cmd, f)
-		},
+		Args:    cobra.ArbitraryArgs, // runArgs says what each is
+		PreRunE: func(cmd *cobra.Command, args []string) error { return runArgs(cmd, f, args) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runRun(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "target file (default: start and test the reference API)")
+	fl.StringVar(&f.target, "target", "", "target file, or give it as the argument (default: start and test the reference API)")
 	fl.StringVar(&f.opts.Selection.LabelFilter, "label-filter", "", "Ginkgo label filter, e.g. 'property:race || property:replay' or '!wait:retention'")
 	fl.StringVar(&f.opts.Selection.Focus, "focus", "", "run only specs whose text matches this regular expression")
 	fl.StringVar(&f.reportDir, "report-dir", "retrysafe-report", "folder for junit.xml, report.json and summary.md")
@@ -109,7 +111,7 @@ start (bad file or flags, malformed label filter, unreachable target); 3 incompl
 	fl.StringVar(&f.consumer, "consumer", "", "without --target, start and test the reference event consumer instead of the API: webhook, amqp or nats")
 	fl.BoolVar(&f.client, "client", false, "without --target, test the reference client (retrysafe client) against the harness's scripted API instead of the API")
 	fl.StringVar(&f.chain, "chain", "", "without --target, test the reference chain end to end: the reference client, API and consumer with the API's events on amqp (the default), nats or webhook")
-	fl.Lookup("chain").NoOptDefVal = "amqp"
+	fl.Lookup("chain").NoOptDefVal = chainDefault
 	bindShardFlags(cmd, &f.shardFlags)
 	return cmd
 }
@@ -363,18 +365,4 @@ func where(t *targets.Target) string {
 		return fmt.Sprintf("chain: %s → %s → %s", c.Client.Name, c.API.Name, c.Consumer.Name)
 	}
 	return "no instance"
-}
-
-// chainArgs accepts the transport of --chain as an argument (`run --chain nats`), and nothing
-// else.
-func chainArgs(f *runFlags) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return nil
-		}
-		if cmd.Flags().Changed("chain") && f.chain == "amqp" && len(args) == 1 {
-			return nil
-		}
-		return cobra.NoArgs(cmd, args)
-	}
 }

@@ -130,7 +130,7 @@ func runShard(cmd *cobra.Command, f *runFlags) error {
 	}
 	switch {
 	case f.target == "":
-		return usageErr("--shard needs --target: a shard tests an API that runs without retrysafe (every shard reaches it over the network)")
+		return usageErr("--shard needs a target file (FILE or --target FILE): a shard tests an API that runs without retrysafe (every shard reaches it over the network)")
 	case sf.run == "":
 		return usageErr("--shard needs --run ID, the same for every shard")
 	case sf.startAt == "":

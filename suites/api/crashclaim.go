@@ -79,7 +79,8 @@ func (s *S) crashAfterClaim(op *framework.Op) check.Result {
 	if err := s.Heal(hold); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	c.Final = s.Eventually(op, s.Target.LockTimeout+framework.CrashMargin, framework.Succeeded)
+	c.Final = s.EventuallyFor(fmt.Sprintf("the dead process's claim to be taken over (the lock timeout, %s, plus a margin)", framework.Seconds(s.Target.LockTimeout)),
+		op, s.Target.LockTimeout+framework.CrashMargin, framework.Succeeded)
 	c.After = op.Do(framework.Send{Instance: -1})
 	c.Records, c.Downstream = op.Count(), s.Downstream(op)
 	return check.CrashAfterClaim(c, s.Target.Profile)

@@ -51,7 +51,7 @@ record and one downstream effect. The key MUST NOT stay in flight past the lock 
 				if framework.Succeeded(first) || first.Status < 500 {
 					return check.ErrorReplay(r, s.Target.Profile)
 				}
-				r.Retries = s.Eventually(op, s.stuckAfter(), func(a history.Attempt) bool {
+				r.Retries = s.EventuallyFor(s.stuckWait(), op, s.stuckAfter(), func(a history.Attempt) bool {
 					return !s.Target.Profile.AcceptsInFlightStatus(a.Status) || s.Target.Profile.ErrorPolicy == targets.ErrorRetry && framework.Succeeded(a)
 				})
 				r.Records, r.Downstream = op.Count(), s.Downstream(op)

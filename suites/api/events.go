@@ -97,7 +97,7 @@ func (s *S) awaitEventsResumed(def *targets.Operation, pub *targets.Publish, sta
 			}
 		}
 	}
-	s.SleepUntil(last.Add(pub.Within))
+	s.WaitUntil(fmt.Sprintf("event %s's publishes[].within (%s) to pass", pub.Name, framework.Seconds(pub.Within)), last.Add(pub.Within))
 	ev := check.Events{Name: pub.Name, Seen: s.EventsSeen(pub, start), Until: time.Now(), Within: pub.Within,
 		Ignore: pub.IgnoreSet(), ByRecord: pub.Tie.Record, Resumed: resumed, ResumedBy: by}
 	if why := s.EventsUnseen(pub); why != "" {

@@ -129,7 +129,7 @@ func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (
 	if acked == 0 {
 		return lp, fmt.Errorf("no operation was acknowledged while the broker link was cut: nothing had to be published")
 	}
-	if !s.SleepUntil(last.Add(pub.Within)) {
+	if !s.WaitUntil(fmt.Sprintf("publishes[].within (%s) with the broker link cut", framework.Seconds(pub.Within)), last.Add(pub.Within)) {
 		return lp, fmt.Errorf("interrupted")
 	}
 	if err := s.Heal(cut); err != nil {

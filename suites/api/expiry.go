@@ -80,7 +80,7 @@ func expiryWithinSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 		first := op.Do(framework.Send{Instance: 0})
 		var retries []check.Retry
 		for i, d := range delays {
-			if !framework.Succeeded(first) || !s.SleepUntil(first.Start.Add(d)) {
+			if !framework.Succeeded(first) || !s.WaitUntil(fmt.Sprintf("the retry %s after the first send (the retention is %s)", framework.Seconds(d), framework.Seconds(e.Target.Retention)), first.Start.Add(d)) {
 				break
 			}
 			a := op.Do(framework.Send{Instance: i + 1})
@@ -100,7 +100,7 @@ func expiryAfterSpec(p *Property, e *Env, def *targets.Operation) *Spec {
 	return spec(p, text, func(s *S) check.Result {
 		op := s.NewOp(def)
 		first := op.Do(framework.Send{Instance: 0})
-		if !framework.Succeeded(first) || !s.SleepUntil(first.Start.Add(r+expiryMargin(r))) {
+		if !framework.Succeeded(first) || !s.WaitUntil(fmt.Sprintf("the retention (%s) to expire", framework.Seconds(r)), first.Start.Add(r+expiryMargin(r))) {
 			return check.ExpiryAfter(first, check.Retry{}, r, s.Target.Profile)
 		}
 		late := op.Do(framework.Send{Instance: 1})

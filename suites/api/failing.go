@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/framework"
@@ -21,6 +22,14 @@ func (s *S) stuckAfter() time.Duration {
 		return lt + framework.CrashMargin
 	}
 	return defaultLockTimeout
+}
+
+// stuckWait names the wait of stuckAfter in the run's progress.
+func (s *S) stuckWait() string {
+	if lt := s.Target.LockTimeout; lt > 0 {
+		return fmt.Sprintf("the key to leave the in-flight status (the lock timeout, %s, plus a margin)", framework.Seconds(lt))
+	}
+	return fmt.Sprintf("the key to leave the in-flight status (up to %s: no lock_timeout declared)", framework.Seconds(defaultLockTimeout))
 }
 
 // failingAttempt sends op's first attempt so that it fails: the sink fails its downstream call

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,6 +69,8 @@ func (s *S) settle(parts *framework.ChainParts, def *targets.Operation, pub *tar
 	eventsBy := last.Add(pub.Within)
 	effectsBy := eventsBy.Add(redelivery)
 	var run check.ChainRun
+	stop := s.Waiting(fmt.Sprintf("the operations' events and their effects (publishes[].within %s, then the consumer's redelivery clock %s)",
+		framework.Seconds(pub.Within), framework.Seconds(redelivery)), effectsBy)
 	for {
 		run = s.observe(parts, def, pub, start, ops)
 		now := time.Now()
@@ -76,7 +79,8 @@ func (s *S) settle(parts *framework.ChainParts, def *targets.Operation, pub *tar
 		}
 		s.SleepUntil(now.Add(200 * time.Millisecond))
 	}
-	s.SleepUntil(resumed.Add(redelivery))
+	stop()
+	s.WaitUntil(fmt.Sprintf("the consumer's redelivery clock (%s) after the last fault", framework.Seconds(redelivery)), resumed.Add(redelivery))
 	run = s.observe(parts, def, pub, start, ops)
 	run.EventsUnseen = parts.API.EventsUnseen(pub)
 	return run

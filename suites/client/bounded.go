@@ -29,9 +29,10 @@ its whole policy (a policy that retries nothing it can plan gets a persistent 50
 once and report it). Given a persistent 503 whose body is not
 its error shape (text/plain; {}), each in a one-operation scenario, it MUST report the operation
 failed (failure-reported-as-success otherwise).`,
-		Catches: []string{"unbounded", "transport-resend", "success-on-bare-error"},
-		Needs:   append(needs[:len(needs):len(needs)], "clients[].failure (exit_code, output)", "clients[].timeout", "clients[].retry.transport_resends", configNeed),
-		Covers:  "each declared client, in each of its configurations",
+		Catches:    []string{"unbounded", "transport-resend", "success-on-bare-error"},
+		Needs:      append(needs[:len(needs):len(needs)], "clients[].failure (exit_code, output)", "clients[].timeout", "clients[].retry.transport_resends", configNeed),
+		Covers:     "each declared client, in each of its configurations",
+		SpecLabels: []string{bareErrorLabel},
 	}
 	p.Specs = func(e *Env) []*Spec {
 		specs := configurationSpecs(p, e, "stops at max_attempts under a persistent failure it retries (a connection closed once) and reports the failure",

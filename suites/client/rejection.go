@@ -12,9 +12,10 @@ func init() {
 it never resends) MUST NOT be resent with the same key; given a 422 whose body is {} (not its
 error shape), in a one-operation scenario, the client MUST also report the operation failed
 (failure-reported-as-success otherwise).`,
-		Catches: []string{"retries-rejections"},
-		Needs:   needs,
-		Covers:  "each declared client",
+		Catches:    []string{"retries-rejections"},
+		Needs:      needs,
+		Covers:     "each declared client",
+		SpecLabels: []string{bareErrorLabel},
 	}
 	p.Specs = func(e *Env) []*Spec {
 		specs := clientSpecs(p, e, "does not resend a 400 or a 422", func(s *S, c *targets.Client, cfg *targets.ClientConfiguration) check.Result {

@@ -108,6 +108,7 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 	}
 	deadline := time.NewTimer(c.Timeout)
 	defer deadline.Stop()
+	defer s.Waiting(fmt.Sprintf("client %s to finish its operations (clients[].timeout %s)", c.Name, framework.Seconds(c.Timeout)), time.Now().Add(c.Timeout))()
 	heldOne := a.heldOne
 	if !sc.restart {
 		heldOne = nil

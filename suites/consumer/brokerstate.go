@@ -133,6 +133,7 @@ func (s *S) recordHeld(c *targets.Consumer, f *check.BrokerFault, when string) {
 // "empty" then: nothing ready is all it can say).
 func (s *S) waitBrokerEmpty(c *targets.Consumer, d time.Duration) (brokerHeld, bool, error) {
 	deadline := time.Now().Add(d)
+	defer s.Waiting(fmt.Sprintf("%s to drain (every message acknowledged; the redelivery clock allows %s)", framework.BrokerTarget(c), framework.Seconds(d)), deadline)()
 	for {
 		h, err := s.brokerState(c)
 		if err == nil && h.Ready == 0 && h.Unacked <= 0 {
@@ -180,6 +181,7 @@ func (s *S) noteRedelivery(c *targets.Consumer, what string) {
 // it held nothing at all (every redelivery acknowledged, where the broker tells).
 func (s *S) awaitRedelivery(c *targets.Consumer, held int, after string, claim bool) bool {
 	deadline := time.Now().Add(s.RedeliveryWait(c, claim))
+	defer s.Waiting(fmt.Sprintf("%s to redeliver the %d messages it held (the redelivery clock allows %s)", framework.BrokerTarget(c), held, framework.Seconds(s.RedeliveryWait(c, claim))), deadline)()
 	seen := false
 	for {
 		now, err := s.brokerState(c)

@@ -40,6 +40,7 @@ MUST still take effect exactly once.`,
 		Needs: []string{"consumers[].effects", "consumers[].lock_timeout (with the redelivery clock, bounds the redeliveries)",
 			"on JetStream: event.id in a header or the body (copies), or a downstream binding or hooks.slow (a handler held past the AckWait)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
+		SpecLabels: []string{"fault:downstream"}, // on the sink path
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {

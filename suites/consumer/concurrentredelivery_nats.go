@@ -1,9 +1,11 @@
 package consumer
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -69,7 +71,7 @@ func (s *S) concurrentNATS(c *targets.Consumer, path int) check.Result {
 			return check.Unknownf("cannot slow the handlings: %v", err)
 		}
 		published := ev.Deliver(Delivery{SlowMs: hold.Milliseconds()})
-		s.SleepUntil(time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
+		s.WaitUntil(fmt.Sprintf("the handling held past the AckWait (%s)", framework.Seconds(hold)), time.Now().Add(hold)) // JetStream redelivers after each AckWait meanwhile
 		return check.ConcurrentRedelivery([]history.Attempt{published}, check.Eventually{}, s.settle(ev))
 	}
 	f := s.Faults.Sink.HoldFault()

@@ -269,7 +269,8 @@ func (s *S) settleCrashed(c *targets.Consumer, all []*crashedEvent, lastKill tim
 		// broker's step: AckWait on JetStream) can apply the event (once, or, from a consumer
 		// that lost track, twice).
 		clock := s.Redelivery(c)
-		s.SleepUntil(lastKill.Add(min(clock.Lock+clock.Step, s.Settings.MaxRedeliveryWait)))
+		s.WaitUntil(fmt.Sprintf("the redeliveries after the last kill (the lock timeout and the broker's step: %s)", framework.Seconds(min(clock.Lock+clock.Step, s.Settings.MaxRedeliveryWait))),
+			lastKill.Add(min(clock.Lock+clock.Step, s.Settings.MaxRedeliveryWait)))
 		held, empty, err := s.waitBrokerEmpty(c, s.settleWait(c))
 		if err != nil {
 			s.Notef("%s: cannot ask the broker what it holds: %v", framework.BrokerTarget(c), err)

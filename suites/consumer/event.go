@@ -346,6 +346,7 @@ func (ev *Event) redeliver(d time.Duration, from int) check.Eventually {
 	s := ev.s
 	out := check.Eventually{Within: d}
 	deadline := time.Now().Add(d)
+	defer s.Waiting(fmt.Sprintf("a redelivery of event %s to be acknowledged (the redelivery clock allows %s)", ev.ID, framework.Seconds(d)), deadline)()
 	for i := from; s.Ctx().Err() == nil; i++ {
 		a := ev.Deliver(Delivery{Instance: i})
 		out.Attempts = append(out.Attempts, a)

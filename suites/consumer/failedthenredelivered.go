@@ -33,6 +33,7 @@ and the event MUST take effect exactly once: a failed attempt never marks the ev
 		Needs: []string{"consumers[].effects",
 			"downstream (the consumer calls the harness's sink for its effect) or consumers[].hooks.fail_next (a consumer that calls nothing of the harness's)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
+		SpecLabels: []string{"fault:downstream", "fault:hook"}, // the sink path, or the fail_next hook
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return p.ConsumerSpecsEach(e, func(c *targets.Consumer) []*Spec { return failedThenRedeliveredSpecs(p, e, c) })
@@ -115,7 +116,8 @@ func (s *S) failedThenRedelivered(c *targets.Consumer, fail failure) check.Resul
 func (s *S) settleRedelivered(ev *Event) check.Count {
 	c := ev.C
 	if _, empty, _ := s.waitBrokerEmpty(c, s.settleWait(c)); !empty {
-		s.SleepUntil(time.Now().Add(s.Redelivery(c).Step + duplicateGrace))
+		step := s.Redelivery(c).Step
+		s.WaitUntil(fmt.Sprintf("the broker's redelivery step (%s)", framework.Seconds(step)), time.Now().Add(step+duplicateGrace))
 	}
 	return ev.Effects()
 }

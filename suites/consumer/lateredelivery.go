@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 )
 
@@ -53,7 +54,7 @@ longer).`,
 				firstEffects := s.settle(ev)
 				var late []check.LateDelivery
 				for i, d := range delays {
-					if !s.SleepUntil(first.Start.Add(d)) {
+					if !s.WaitUntil(fmt.Sprintf("the redelivery %s after the first delivery (the dedupe retention is %s)", framework.Seconds(d), framework.Seconds(r)), first.Start.Add(d)) {
 						break
 					}
 					a := ev.Deliver(Delivery{Instance: i + 1})

@@ -25,6 +25,7 @@ be acknowledged and the event MUST take effect exactly once.`,
 			"on a broker: a lifecycle reaching it through {{.Broker}} (and nats.durable), with a downstream binding (it holds the effect) or without one (the link is silenced before the ack)"},
 		Labels:     []string{"fault:network"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
+		SpecLabels: []string{"fault:downstream"}, // on the sink path
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return p.ConsumerSpecs(e, func(c *targets.Consumer) *Spec {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
+	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -72,6 +73,6 @@ const redeliveries = 3
 // message id, have no such window.
 func (s *S) waitOutBrokerWindow(c *targets.Consumer) {
 	if w := s.BrokerWindow(c); w > 0 {
-		s.SleepUntil(time.Now().Add(w + 100*time.Millisecond))
+		s.WaitUntil(fmt.Sprintf("JetStream's duplicates window (%s) to pass", framework.Seconds(w)), time.Now().Add(w+100*time.Millisecond))
 	}
 }

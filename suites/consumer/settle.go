@@ -1,7 +1,10 @@
 package consumer
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/retrysafe/retrysafe/suites/framework"
 
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
@@ -14,6 +17,7 @@ import (
 // the last count: a queue consumer takes effect some time after the broker confirmed a publish.
 func (ev *Event) waitEffects(want int, d time.Duration) check.Count {
 	deadline := time.Now().Add(d)
+	defer ev.s.Waiting(fmt.Sprintf("event %s to take effect on consumer %s (the redelivery clock allows %s)", ev.ID, ev.C.Name, framework.Seconds(d)), deadline)()
 	for {
 		c := ev.Effects()
 		if c.Err == "" && c.N >= want || time.Now().After(deadline) || ev.s.Ctx().Err() != nil {

@@ -141,6 +141,7 @@ func (h *Harness) openChainHarness(ctx context.Context) (*Harness, error) {
 	}
 	h.kit = newFaults(h.target)
 	h.env = newEnv(h.target, h.o.settings, chainRedactor(h.target.Chain))
+	h.env.waits = newWaitPrinter(h.o.log)
 	h.env.Faults, h.env.chain = h.kit, parts
 	h.env.Limits = cmp.Or(h.limits, LocalLimits)
 	h.env.procs = &h.procs

@@ -46,6 +46,22 @@ func compileLabels(expr string) (func([]string) bool, error) {
 	return f, nil
 }
 
+// Selects returns the label sets of p's specs (Property.LabelSets) that the selection's label
+// filter selects: none when a run with it would run no spec of p, whatever the target.
+func (sel Selection) Selects(p *Property) ([][]string, error) {
+	labels, err := compileLabels(sel.LabelFilter)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for _, set := range p.LabelSets() {
+		if labels(set) {
+			out = append(out, set)
+		}
+	}
+	return out, nil
+}
+
 // Matches returns the selected specs among specs, in order.
 func (sel Selection) Matches(specs []*Spec) ([]*Spec, error) {
 	labels, err := compileLabels(sel.LabelFilter)

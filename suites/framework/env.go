@@ -164,7 +164,8 @@ type Env struct {
 
 	chain *ChainParts // a chain target's running parts
 
-	deviations []string // how the API differs from the draft, found before the properties (keyforms.go)
+	deviations []string     // how the API differs from the draft, found before the properties (keyforms.go)
+	waits      *waitPrinter // the progress of long waits, on the run's log
 
 	// done ends with Close: every attempt still running ends.
 	done  context.Context

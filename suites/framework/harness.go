@@ -96,6 +96,7 @@ func Open(ctx context.Context, t *targets.Target, opts ...Option) (*Harness, err
 		}
 	}
 	h.env = newEnv(t, h.o.settings, redactor)
+	h.env.waits = newWaitPrinter(h.o.log)
 	h.env.Faults = kit
 	h.env.Limits = cmp.Or(h.limits, LocalLimits)
 	h.env.procs, h.env.InProcess = &h.procs, h.o.inProcess

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/targets"
@@ -26,6 +27,11 @@ type Property struct {
 	Needs []string
 	// Labels are extra labels (KEY:VALUE) besides property:NAME.
 	Labels []string
+	// SpecLabels are the labels some of its specs add, depending on the path the target allows
+	// (fault:downstream where it declares a sink, say), besides those named after the target
+	// (consumer:TRANSPORT, events:TRANSPORT, client:NAME, config:NAME); retrysafe list
+	// --label-filter reads them. In a test binary Env.Specs refuses a spec label not declared.
+	SpecLabels []string
 	// Covers says which declared operations its specs cover when not every one ("" = each
 	// applicable operation); retrysafe list prints it.
 	Covers string
@@ -154,8 +160,63 @@ func (e *Env) Specs() []*Spec {
 	}
 	for i, sp := range out {
 		sp.Index = i
+		for _, l := range sp.Extra {
+			// A programming error that would only make list --label-filter incomplete: the
+			// sides' tests, which build every property's specs, catch it; a run goes on.
+			if !sp.Property.mayAdd(l) && testing.Testing() {
+				panic(fmt.Sprintf("property %s: spec %q adds the label %s, which its SpecLabels do not declare", sp.Property.Name, sp.Text, l))
+			}
+		}
 	}
 	return out
+}
+
+// mayAdd reports whether a spec of p may carry label l besides p's own labels.
+func (p *Property) mayAdd(l string) bool {
+	key, value, _ := strings.Cut(l, ":")
+	switch {
+	case key == "consumer":
+		return slices.Contains(p.Transports, targets.Transport(value))
+	case key == EventsLabel:
+		return slices.Contains(p.Labels, EventsLabel)
+	case key == "client" || key == "config": // named after the file's clients and configurations
+		return p.Side == SideClient
+	}
+	return slices.Contains(p.SpecLabels, l)
+}
+
+// LabelSets are the label sets p's specs may carry, for a label filter without a target: its own
+// labels with each consumer transport it checks (or each events transport), each alone and with
+// each of its SpecLabels.
+func (p *Property) LabelSets() [][]string {
+	base := p.AllLabels()
+	var variants []string
+	switch {
+	case p.IsConsumer():
+		for _, t := range p.Transports {
+			variants = append(variants, "consumer:"+string(t))
+		}
+	case slices.Contains(p.Labels, EventsLabel):
+		for _, t := range []targets.Transport{targets.TransportAMQP, targets.TransportNATS, targets.TransportWebhook} {
+			variants = append(variants, EventsLabel+":"+string(t))
+		}
+	}
+	if len(variants) == 0 {
+		variants = []string{""}
+	}
+	var sets [][]string
+	for _, v := range variants {
+		for _, extra := range append([]string{""}, p.SpecLabels...) {
+			set := slices.Clone(base)
+			for _, l := range []string{v, extra} {
+				if l != "" {
+					set = append(set, l)
+				}
+			}
+			sets = append(sets, set)
+		}
+	}
+	return sets
 }
 
 // IsConsumer reports whether the property checks consumers.

@@ -54,7 +54,7 @@ func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardf
 	m := &shardfile.Manifest{Run: e.Settings.RunID, Shard: sh.I, Shards: sh.N, Seed: e.Settings.Seed,
 		TargetSHA256: o.TargetSHA256, PlannedStart: o.StartAt, PlannedEnd: o.StartAt.Add(e.Settings.LoadDuration),
 		Rate: e.Settings.LoadRate, Limits: e.Limits}
-	if !s.SleepUntil(o.StartAt) {
+	if !s.WaitUntil("the shared start (--start-at "+o.StartAt.Format(time.RFC3339)+")", o.StartAt) {
 		m.Incomplete = "interrupted before the start"
 		path, err := h.writeShard(o, m, nil, nil)
 		return path, m, err

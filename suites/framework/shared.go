@@ -89,8 +89,15 @@ const RetryInterval = 200 * time.Millisecond
 // early at an answer that is neither final nor the in-flight status (or 429), which the checker
 // judges. The checker reads a key still in flight at the end as stuck.
 func (s *S) Eventually(op *Op, d time.Duration, done func(history.Attempt) bool) check.Eventually {
+	return s.EventuallyFor(fmt.Sprintf("%s (ref %s) to complete", op.Def.Name, op.Ref), op, d, done)
+}
+
+// EventuallyFor is Eventually that names what it waits for in the run's progress ("the lock
+// timeout (30 s) to expire").
+func (s *S) EventuallyFor(what string, op *Op, d time.Duration, done func(history.Attempt) bool) check.Eventually {
 	ev := check.Eventually{Within: d}
 	deadline := time.Now().Add(d)
+	defer s.Waiting(what, deadline)()
 	for s.ctx.Err() == nil {
 		a := op.Do(Send{Instance: -1})
 		ev.Attempts = append(ev.Attempts, a)
