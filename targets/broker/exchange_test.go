@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,39 @@ func TestAMQPExchangeSettings(t *testing.T) {
 	}
 	if IsPreconditionFailed(nil) || IsPreconditionFailed(ctx.Err()) {
 		t.Error("IsPreconditionFailed of no RabbitMQ error")
+	}
+}
+
+// A publisher with a channel per message publishes each on one connection, confirmed, and
+// opens a channel again after the broker closed one (a missing exchange).
+func TestAMQPChannelPerPublish(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	topo := setupAMQP(t)
+	pub, err := NewAMQPPublisher(ctx, topo.URL, topo.Exchange, topo.RoutingKey, WithChannelPerPublish())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	conn := pub.conn
+	for _, id := range []string{"c-1", "c-2", "c-3"} {
+		if _, err := pub.Publish(ctx, Message{ID: id, Body: []byte(id)}); err != nil {
+			t.Fatalf("publish %s: %v", id, err)
+		}
+	}
+	if pub.conn != conn {
+		t.Error("a connection per message, want one")
+	}
+	if s, err := topo.State(ctx); err != nil || s.Ready != 3 {
+		t.Fatalf("State = %+v, %v; want 3 ready", s, err)
+	}
+	missing, err := NewAMQPPublisher(ctx, topo.URL, topo.Exchange+"-missing", topo.RoutingKey, WithChannelPerPublish())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer missing.Close()
+	for range 2 {
+		if _, err := missing.Publish(ctx, Message{ID: "no-exchange"}); !errors.Is(err, ErrNotPublished) {
+			t.Errorf("missing exchange: err = %v, want ErrNotPublished", err)
+		}
 	}
 }

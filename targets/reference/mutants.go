@@ -42,6 +42,8 @@ const (
 	MutantDualWrite           Mutant = "dual-write"
 	MutantRelayNewID          Mutant = "relay-new-id"
 	MutantRelayMarksOnError   Mutant = "relay-marks-on-error"
+	// The mutant of long broker outages (issue 42).
+	MutantRelayGivesUp Mutant = "relay-gives-up"
 )
 
 // ignoredField is the body field the fingerprint-ignores-field mutant leaves out of the
@@ -96,18 +98,21 @@ var Mutants = []MutantInfo{
 	{MutantForgetsEarly, "keys are forgotten one second after creation, whatever the declared retention", AllStores, nil, "expiry", nil},
 	{MutantStuckAfterError, "after a handler error (an injected failure or a failed downstream call) the key stays in progress: every retry gets 409, whatever the lock timeout", AllStores, nil, "error-replay", nil},
 	{MutantErrorReplayDiffers, "a stored error is replayed with another body than the first answer's (another problem detail), under the same status", AllStores, nil, "error-replay", nil},
-	{MutantPublishBeforeCommit, "the order.created event is published straight to the broker before the work is done and committed, not through the outbox: an operation that then fails leaves an event for an order that does not exist", eventStores, nil, "event-not-before-commit", nil},
+	{MutantPublishBeforeCommit, "the order.created event is published straight to the broker before the work is done and committed, not through the outbox: an operation that then fails leaves an event for an order that does not exist, and one whose publication failed (its confirm lost) fails and publishes again under a new id on its retry", eventStores, nil, "event-not-before-commit", nil},
 	{MutantReplayRepublishes, "a replay of a created order writes its event to the outbox again, under a new event id", eventStores, nil, "event-per-record", nil},
 	{MutantDualWrite, "the order.created event is published from the request right after the commit, outside any transaction, with no outbox: a crash between the commit and the publication, or a broker out of reach then, loses it", eventStores, nil, "event-after-crash", []string{"event-under-broker-outage"}},
 	{MutantRelayNewID, "the relay gives an event a new id on each publication attempt: a publication whose confirm was lost is published again under an id no consumer can deduplicate", eventStores, nil, "event-under-broker-outage", nil},
 	{MutantRelayMarksOnError, "the relay marks an event sent although its publication failed: an event whose broker was out of reach is never published", eventStores, nil, "event-under-broker-outage", nil},
+	// Issue 42: a relay that gives up.
+	{MutantRelayGivesUp, "the relay abandons an event after about 2 s of failed publications and marks it so that it is never retried: every event of a longer broker outage is lost", eventStores, nil, "event-under-broker-outage", nil},
 }
 
 // needsEvents reports whether the mutant changes how events are published (it needs
 // Config.Events).
 func (m Mutant) needsEvents() bool {
 	switch m {
-	case MutantPublishBeforeCommit, MutantReplayRepublishes, MutantDualWrite, MutantRelayNewID, MutantRelayMarksOnError:
+	case MutantPublishBeforeCommit, MutantReplayRepublishes, MutantDualWrite, MutantRelayNewID, MutantRelayMarksOnError,
+		MutantRelayGivesUp:
 		return true
 	}
 	return false

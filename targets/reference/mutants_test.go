@@ -57,6 +57,8 @@ func mutantCases() map[Mutant]mutantCase {
 		MutantDualWrite:           {apiOpts{events: true}, showDualWrite},
 		MutantRelayNewID:          {apiOpts{events: true}, showRelayNewID},
 		MutantRelayMarksOnError:   {apiOpts{events: true}, showRelayMarksOnError},
+		// Issue 42.
+		MutantRelayGivesUp: {apiOpts{events: true}, showRelayGivesUp},
 	}
 }
 
@@ -360,6 +362,8 @@ var issueMutants = []struct {
 	{"dual-write", []string{"sqlite", "postgres"}, nil},
 	{"relay-new-id", []string{"sqlite", "postgres"}, nil},
 	{"relay-marks-on-error", []string{"sqlite", "postgres"}, nil},
+	// Issue 42.
+	{"relay-gives-up", []string{"sqlite", "postgres"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {

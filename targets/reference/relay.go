@@ -53,9 +53,17 @@ type relay struct {
 	wakeUp chan struct{}
 	// hold is the test hooks' hold before publish (nil without hooks).
 	hold *publishHold
-	// mutant is the API's mutant: relay-new-id and relay-marks-on-error break the relay.
+	// mutant is the API's mutant: relay-new-id, relay-marks-on-error and relay-gives-up break
+	// the relay.
 	mutant Mutant
+	// failing is, for relay-gives-up, when each event's first failed publication was (only the
+	// relay's goroutine touches it).
+	failing map[string]time.Time
 }
+
+// giveUpAfter is how long the relay-gives-up mutant keeps publishing an event that fails before
+// it abandons it.
+const giveUpAfter = 2 * time.Second
 
 // newRelay returns the relay of an API whose events go where cfg says.
 func newRelay(store Outbox, cfg EventsConfig, now func() time.Time, logger *log.Logger) *relay {
@@ -68,7 +76,7 @@ func newRelay(store Outbox, cfg EventsConfig, now func() time.Time, logger *log.
 	if cfg.PublishTimeout <= 0 {
 		cfg.PublishTimeout = DefaultPublishTimeout
 	}
-	return &relay{store: store, cfg: cfg, now: now, logger: logger, wakeUp: make(chan struct{}, 1)}
+	return &relay{store: store, cfg: cfg, now: now, logger: logger, wakeUp: make(chan struct{}, 1), failing: map[string]time.Time{}}
 }
 
 // wake makes the relay look for pending events now (after a commit that wrote one).
@@ -122,7 +130,12 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 	}
 	for i, e := range evs {
 		err := r.publish(ctx, e)
-		if err != nil && r.mutant != MutantRelayMarksOnError {
+		switch {
+		case err == nil || r.mutant == MutantRelayMarksOnError:
+		case r.abandons(e):
+			r.logger.Printf("relay-gives-up: event %s abandoned after %v of failed publications: %v", e.ID, giveUpAfter, err)
+			err = nil
+		default:
 			return i, err
 		}
 		// Only now: an event whose publication was not confirmed stays pending. A failure to
@@ -136,6 +149,25 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 		}
 	}
 	return len(evs), nil
+}
+
+// abandons reports whether the relay gives up on e after a failed publication: never, but for
+// the relay-gives-up mutant once e has failed for giveUpAfter (it is then marked sent: never
+// retried, although nothing published it).
+func (r *relay) abandons(e OutboxEvent) bool {
+	if r.mutant != MutantRelayGivesUp {
+		return false
+	}
+	first, failed := r.failing[e.ID]
+	if !failed {
+		r.failing[e.ID] = r.now()
+		return false
+	}
+	if r.now().Sub(first) < giveUpAfter {
+		return false
+	}
+	delete(r.failing, e.ID)
+	return true
 }
 
 // publish publishes one event and waits for its confirmation: the one place where the test
