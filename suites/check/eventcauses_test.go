@@ -125,7 +125,7 @@ func TestGhostEventCauses(t *testing.T) {
 		[]string{"ghost-event seqs=10"}, "cause: cause not visible")
 	lost := op(noAnswer(1))
 	lost.Ties = nil
-	expect(t, EventAfterCrash([]EventOp{lost}, byRecord(seen(9, evt(10, "evt_g", "ord_9", 1.5)))), reports.Pass, nil)
+	expect(t, EventAfterCrash([]EventOp{lost}, killed(byRecord(seen(9, evt(10, "evt_g", "ord_9", 1.5))))), reports.Pass, nil)
 
 	expect(t, EventPerRecord([]EventOp{rejected(4)}, seen(9, evt(11, "evt_r", "r9", 4.005))), reports.Fail, []string{"ghost-event seqs=11"},
 		"r9 was rejected and published order.created evt_r: an event tied to no record; cause: a publication before the commit (evt_r was observed at 03:04:09.005, "+
@@ -147,7 +147,11 @@ func TestEventSteps(t *testing.T) {
 	expect(t, res, reports.Unknown, nil, "the lost confirm exercised nothing: the broker took no event of orders ref r1 while its answers were cut")
 
 	ev.Seen = append(ev.Seen, evt(11, "evt_b", "r1", 1.6))
-	expect(t, EventUnderBrokerOutage([]EventOp{acked}, ev), reports.Fail, []string{"event-new-id seqs=1,10,11"})
+	res = EventUnderBrokerOutage([]EventOp{acked}, ev)
+	expect(t, res, reports.Fail, []string{"event-new-id seqs=1,10,11"})
+	if len(res.Observed) != 2 || !strings.HasPrefix(res.Observed[0], "the lost confirm exercised nothing: ") {
+		t.Errorf("a failure's steps observed %q, want both, the first one that exercised nothing", res.Observed)
+	}
 
 	lost.Exercised, lost.Note = true, "1 confirm lost"
 	ev = seen(9, evt(10, "evt_a", "r1", 1.5))
@@ -194,4 +198,18 @@ func TestAwaiting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The kills of event-after-crash exercised what they name when one came with an attempt in
+// flight; a pass says how many came between an operation's 2xx and its event.
+func TestCrashKillsStep(t *testing.T) {
+	acked := op(sent(1, 201, `{"id":"ord_1"}`))
+	ev := withFaults(seen(9, evt(10, "evt_a", "r1", 3)), fault("kill", "instance 0", 1.005, 1.006), fault("kill", "instance 0", 2, 2.5))
+	res := EventAfterCrash([]EventOp{acked}, ev)
+	expect(t, res, reports.Pass, nil)
+	if want := []string{"the kills: 2 kills, 1 with an attempt in flight, 1 between an acknowledged operation's 2xx and its event (its commit and its publication)"}; !slices.Equal(res.Observed, want) {
+		t.Errorf("observed %q, want %q", res.Observed, want)
+	}
+	ev = withFaults(seen(9, evt(10, "evt_a", "r1", 1.5)), fault("kill", "instance 0", 2, 2.5))
+	expect(t, EventAfterCrash([]EventOp{acked}, ev), reports.Unknown, nil, "the kills exercised nothing: 1 kills, none with an attempt in flight")
 }

@@ -46,6 +46,9 @@ type EventsSpec struct {
 	Names string
 	// Signing and Secret sign the API's webhooks (serve --events-signing): "" = unsigned.
 	Signing, Secret string
+	// ChannelPerPublish makes the API's AMQP publisher open a channel per publication (serve
+	// --events-channel-per-publish): a publisher that waits for the broker's answer.
+	ChannelPerPublish bool
 }
 
 // eventsWithin is the self-test's publishes[].within, what the reference API can honestly
@@ -87,6 +90,7 @@ func ManagedEvents(es EventsSpec) (*targets.Target, error) {
 		"RETRYSAFE_LOCK_TIMEOUT":    cmp.Or(es.LockTimeout, reference.DefaultLockTimeout).String(),
 		"RETRYSAFE_EVENTS_EXCHANGE": name, "RETRYSAFE_EVENTS_STREAM": name, "RETRYSAFE_EVENTS_SUBJECT": name + ".orders.created",
 		"RETRYSAFE_EVENTS_SIGNING": cmp.Or(es.Signing, "none"), "RETRYSAFE_WEBHOOK_SECRET": es.Secret,
+		"RETRYSAFE_EVENTS_CHANNEL_PER_PUBLISH": fmt.Sprint(es.ChannelPerPublish),
 	}
 	t, err := targets.Parse("reference-events-"+es.Transport+".yaml (embedded)", doc, func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {

@@ -56,13 +56,13 @@ type relay struct {
 	// mutant is the API's mutant: relay-new-id, relay-marks-on-error and relay-gives-up break
 	// the relay.
 	mutant Mutant
-	// failing is, for relay-gives-up, when each event's first failed publication was (only the
-	// relay's goroutine touches it).
-	failing map[string]time.Time
+	// failingSince is, for relay-gives-up, when the current run of failed publications began
+	// (zero: the last publication succeeded; only the relay's goroutine touches it).
+	failingSince time.Time
 }
 
-// giveUpAfter is how long the relay-gives-up mutant keeps publishing an event that fails before
-// it abandons it.
+// giveUpAfter is how long the relay-gives-up mutant keeps publishing while its publications fail
+// before it abandons the events.
 const giveUpAfter = 2 * time.Second
 
 // newRelay returns the relay of an API whose events go where cfg says.
@@ -76,7 +76,7 @@ func newRelay(store Outbox, cfg EventsConfig, now func() time.Time, logger *log.
 	if cfg.PublishTimeout <= 0 {
 		cfg.PublishTimeout = DefaultPublishTimeout
 	}
-	return &relay{store: store, cfg: cfg, now: now, logger: logger, wakeUp: make(chan struct{}, 1), failing: map[string]time.Time{}}
+	return &relay{store: store, cfg: cfg, now: now, logger: logger, wakeUp: make(chan struct{}, 1)}
 }
 
 // wake makes the relay look for pending events now (after a commit that wrote one).
@@ -131,8 +131,10 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 	for i, e := range evs {
 		err := r.publish(ctx, e)
 		switch {
-		case err == nil || r.mutant == MutantRelayMarksOnError:
-		case r.abandons(e):
+		case err == nil:
+			r.failingSince = time.Time{}
+		case r.mutant == MutantRelayMarksOnError:
+		case r.abandons():
 			r.logger.Printf("relay-gives-up: event %s abandoned after %v of failed publications: %v", e.ID, giveUpAfter, err)
 			err = nil
 		default:
@@ -151,23 +153,19 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 	return len(evs), nil
 }
 
-// abandons reports whether the relay gives up on e after a failed publication: never, but for
-// the relay-gives-up mutant once e has failed for giveUpAfter (it is then marked sent: never
-// retried, although nothing published it).
-func (r *relay) abandons(e OutboxEvent) bool {
+// abandons reports whether the relay gives up on the event whose publication just failed:
+// never, but for the relay-gives-up mutant once its publications have failed for giveUpAfter
+// (the event is then marked sent: never retried, although nothing published it; so is every
+// event after it that fails until a publication succeeds).
+func (r *relay) abandons() bool {
 	if r.mutant != MutantRelayGivesUp {
 		return false
 	}
-	first, failed := r.failing[e.ID]
-	if !failed {
-		r.failing[e.ID] = r.now()
+	if r.failingSince.IsZero() {
+		r.failingSince = r.now()
 		return false
 	}
-	if r.now().Sub(first) < giveUpAfter {
-		return false
-	}
-	delete(r.failing, e.ID)
-	return true
+	return r.now().Sub(r.failingSince) >= giveUpAfter
 }
 
 // publish publishes one event and waits for its confirmation: the one place where the test
