@@ -85,3 +85,30 @@ func TestEventUnderBrokerOutageAsItRuns(t *testing.T) {
 		})
 	}
 }
+
+// An outage longer than --max-wait skips event-under-broker-outage at run time, saying both
+// durations (within, shorter, does not).
+func TestEventOutageLongerThanMaxWait(t *testing.T) {
+	tg, err := ManagedEvents(EventsSpec{Transport: reference.EventsWebhook, Store: "sqlite", DSN: filepath.Join(t.TempDir(), "api.db"),
+		Binary: frameworktest.Binary(t), Within: 2 * time.Second, LockTimeout: 3 * time.Second, Names: "test-outage-skip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	tg.Operations[0].Publishes[0].Outage = 2 * time.Minute
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	h, err := framework.Open(ctx, tg, framework.WithSettings(framework.Settings{Seed: 31, MaxWait: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	res, err := h.Run(ctx, framework.Selection{LabelFilter: "property:event-under-broker-outage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Report.Properties[0]
+	if want := "event order.created: the broker link would stay cut 2m0s (publishes[].outage), longer than --max-wait 30s"; p.Verdict != reports.Skipped || p.Reason != want {
+		t.Errorf("%s (%s), want skipped: %s", p.Verdict, p.Reason, want)
+	}
+}

@@ -55,7 +55,9 @@ type EventsSpec struct {
 // promise: the relay publishes at the commit, but after a failed publication it waits up to
 // its backoff cap (2 s) before the next try, and a restarted process first reconnects to its
 // store and broker; on a loaded machine (the self-test beside go test -race) that took 3.1-3.7 s.
-// Every events spec waits it out once, concurrently with the others.
+// A spec waits it out only for an event that does not come (a mutant's); the cut of
+// event-under-broker-outage lasts it too (publishes[].outage defaults to within), longer than
+// relay-gives-up's 2 s.
 const eventsWithin = 6 * time.Second
 
 // eventsTransports are the transports of the events rows.
