@@ -18,7 +18,7 @@ import (
 // eventsNeeds are the target-file fields every events property reads besides its own (list
 // prints them with each).
 var eventsNeeds = []string{
-	"publishes[].grace (how long a spec still looks for late second ids and ghosts once every event it waits for is in; default 2s)",
+	"publishes[].grace (how long a spec still looks for late second ids and ghosts once every event it waits for is in: at least the relay's polling interval; default 2s)",
 	"publishes[].amqp.exchange_durable and exchange_auto_delete (with create: true, how the harness declares the exchange, as the API declares its own: " +
 		"default durable, not auto-deleted; consumers[].amqp takes them too)",
 }
