@@ -20,6 +20,19 @@ type AMQPBinding struct {
 	// Delete makes the harness delete the queue (and a named exchange) at the end of the run,
 	// whoever declared them.
 	Delete bool
+	// ExchangeDurable and ExchangeAutoDelete are the settings the harness declares the exchange
+	// with (Create only): durable and not auto-deleted unless the file says otherwise
+	// (exchange_durable: false, exchange_auto_delete: true), as the app declares its own.
+	ExchangeDurable, ExchangeAutoDelete bool
+
+	line  int    // where the block is in the file (ExchangeError)
+	field string // its dotted path
+}
+
+// ExchangeError locates an error of the harness's declaration of the exchange (create: true) at
+// the block's exchange settings in file: FILE:LINE: field: message.
+func (b *AMQPBinding) ExchangeError(file string, err error) error {
+	return &ValidationError{Problems: []Problem{{File: file, Line: b.line, Field: b.field, Message: err.Error()}}}
 }
 
 // DefaultExchange reports whether events are published through RabbitMQ's default exchange.
@@ -72,7 +85,7 @@ func (d *decoder) amqpBinding(o *object) *AMQPBinding { return d.amqpBlock(o, tr
 // event an operation publishes (no queue: the harness binds one of its own to the exchange,
 // which cannot be the default one).
 func (d *decoder) amqpBlock(o *object, consumer bool) *AMQPBinding {
-	fields := []string{"url", "exchange", "routing_key", "create", "delete"}
+	fields := []string{"url", "exchange", "routing_key", "create", "delete", "exchange_durable", "exchange_auto_delete"}
 	missing := "url, and exchange and routing_key"
 	if consumer {
 		fields, missing = append(fields, "queue"), "url, queue, and exchange and routing_key unless the default exchange"
@@ -82,13 +95,14 @@ func (d *decoder) amqpBlock(o *object, consumer bool) *AMQPBinding {
 		d.ps.add(o.line, o.at("amqp"), "missing required field (%s)", missing)
 		return nil
 	}
-	b := &AMQPBinding{}
+	b := &AMQPBinding{ExchangeDurable: true, line: o.lineOf("amqp"), field: o.at("amqp")}
 	b.URL, _ = d.required(bo, "url", " (amqp://guest:guest@127.0.0.1:5672/)")
 	b.Exchange, _ = d.str(bo, "exchange")
 	b.Exchange = strings.TrimSpace(b.Exchange)
 	b.RoutingKey, _ = d.str(bo, "routing_key")
 	b.Create, _ = d.boolean(bo, "create")
 	b.Delete, _ = d.boolean(bo, "delete")
+	d.exchangeSettings(bo, b)
 	if !consumer {
 		if b.DefaultExchange() {
 			d.ps.add(bo.lineOf("exchange"), bo.at("exchange"), "the default exchange cannot be bound: the harness observes events through a queue of its own "+
@@ -105,6 +119,38 @@ func (d *decoder) amqpBlock(o *object, consumer bool) *AMQPBinding {
 			"on the default exchange (exchange \"\" or none) a message goes to the queue its routing key names: leave routing_key out or set it to the queue %q", b.Queue)
 	}
 	return b
+}
+
+// exchangeSettings decodes exchange_durable and exchange_auto_delete: how the harness declares
+// the exchange it creates (create: true), so that an app that declares its own with the same
+// settings starts against it. They mean nothing without create: true, or on the default
+// exchange, which nobody declares.
+func (d *decoder) exchangeSettings(bo *object, b *AMQPBinding) {
+	located := false
+	for _, f := range []string{"exchange_durable", "exchange_auto_delete"} {
+		if !bo.has(f) {
+			continue
+		}
+		v, ok := d.boolean(bo, f)
+		switch {
+		case !ok:
+			continue
+		case b.DefaultExchange():
+			d.ps.add(bo.lineOf(f), bo.at(f), "the default exchange is never declared: %s applies to a named exchange the harness creates (create: true)", f)
+			continue
+		case !b.Create:
+			d.ps.add(bo.lineOf(f), bo.at(f), "applies only with create: true (how the harness declares the exchange it creates; an exchange it does not create is used as it is)")
+			continue
+		}
+		if f == "exchange_durable" {
+			b.ExchangeDurable = v
+		} else {
+			b.ExchangeAutoDelete = v
+		}
+		if !located { // an error of the declaration points at the settings
+			b.line, b.field, located = bo.lineOf(f), bo.at(f), true
+		}
+	}
 }
 
 // natsBinding decodes a consumer's nats block.

@@ -39,6 +39,13 @@ type Publish struct {
 	// Within is how long after the operation's first 2xx answer the event must be published
 	// (default DefaultWithin).
 	Within time.Duration
+	// Outage is how long event-under-broker-outage keeps the API's link to its broker cut after
+	// the last operation acknowledged while it was cut: the longest broker outage the team
+	// plans for (a restart, a failover). Default Within. Within still counts from the heal.
+	Outage time.Duration
+	// Grace is how long a spec still looks, once every acknowledged operation's event is in,
+	// for late second ids and ghosts (default DefaultGrace).
+	Grace time.Duration
 	// Ignore lists the JSONPaths of members that may differ between copies of one id (a send
 	// time).
 	Ignore []string
@@ -53,6 +60,10 @@ type Publish struct {
 // DefaultWithin is how long after its operation's first 2xx answer an event must be published
 // when the target file says nothing (publishes[].within).
 const DefaultWithin = 10 * time.Second
+
+// DefaultGrace is how long an events spec looks for late extra ids and ghosts once every
+// event it waits for is in, when the target file says nothing (publishes[].grace).
+const DefaultGrace = 2 * time.Second
 
 // DefaultBindingKey is the binding key of the harness's queue on an exchange when publishes
 // names no routing_key: every message of a topic exchange.

@@ -9,7 +9,7 @@ import (
 )
 
 // publishFields are the fields of one publishes entry.
-var publishFields = []string{"name", "amqp", "nats", "webhook", "id", "ref", "record", "within", "ignore"}
+var publishFields = []string{"name", "amqp", "nats", "webhook", "id", "ref", "record", "within", "outage", "grace", "ignore"}
 
 // publishes decodes an operation's publishes block: the events the operation publishes.
 func (d *decoder) publishes(o *object, op *Operation) []*Publish {
@@ -24,12 +24,19 @@ func (d *decoder) publishes(o *object, op *Operation) []*Publish {
 		if !ok {
 			continue
 		}
-		p := &Publish{Name: d.uniqueName(po, "event", seen), Within: DefaultWithin, line: po.line}
+		p := &Publish{Name: d.uniqueName(po, "event", seen), Within: DefaultWithin, Grace: DefaultGrace, line: po.line}
 		d.publishTransport(po, p)
 		d.publishID(po, p)
 		d.publishTie(po, p, op)
 		if v, ok := d.duration(po, "within"); ok {
 			p.Within = v
+		}
+		p.Outage = p.Within
+		if v, ok := d.duration(po, "outage"); ok {
+			p.Outage = v
+		}
+		if v, ok := d.duration(po, "grace"); ok {
+			p.Grace = v
 		}
 		d.publishIgnore(po, p)
 		out = append(out, p)

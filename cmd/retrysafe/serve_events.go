@@ -29,6 +29,8 @@ func addEventsFlags(cmd *cobra.Command) *eventsFlags {
 	f.StringVar(&e.target.Subject, "events-subject", reference.DefaultEventsSubject, "the subject of the events (nats)")
 	f.StringVar(&e.signing, "events-signing", "none", "sign each webhook delivery (webhook): none, standard-webhooks, stripe, github (the event's id as the signed id)")
 	f.StringVar(&e.secret, "events-secret", "", "the webhooks' signing secret (default $"+EnvWebhookSecret+")")
+	f.BoolVar(&e.target.ChannelPerPublish, "events-channel-per-publish", false,
+		"open a channel for each publication (amqp), as some libraries do by default: a publication waits for the broker's answer before it sends")
 	return e
 }
 

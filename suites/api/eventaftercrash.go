@@ -30,8 +30,8 @@ one kill while a committed event is held before its publication where hooks.hold
 operation acknowledged with a 2xx MUST have its event published within publishes[].within after its 2xx or
 after the restart that followed it, under one id.`,
 		Catches: []string{"dual-write"},
-		Needs: []string{"operations[].publishes", "lifecycle (durable: true)", "lock_timeout",
-			"hooks.hold_publish (optional: one kill between a commit and its publication for certain)"},
+		Needs: append([]string{"operations[].publishes", "lifecycle (durable: true)", "lock_timeout",
+			"hooks.hold_publish (optional: one kill between a commit and its publication for certain)"}, eventsNeeds...),
 		Labels:  []string{framework.EventsLabel, "fault:process"},
 		Covers:  "each event each operation declares it publishes",
 		Applies: framework.NeedsCrash,
@@ -62,23 +62,28 @@ const (
 )
 
 // eventAfterCrash runs the load under kills, the kill inside the hold, the completion, and
-// checks every operation's events.
+// checks every operation's events. A step that could not run (the nemesis failed, the hook held
+// nothing) is said as such; what the operations left is judged all the same.
 func (s *S) eventAfterCrash(def *targets.Operation, pub *targets.Publish) check.Result {
 	start := time.Now()
 	from := int64(s.History.Len())
 	cr := s.newCrashRun(crashPlan{defs: []*targets.Operation{def}, kills: eventCrashKills, workers: crashWorkers,
 		maxOps: eventCrashMaxOps, pause: eventCrashPause, minAge: 0})
+	faulted := check.Events{ResumedBy: "the restart after the last kill"}
 	if err := cr.run(); err != nil {
-		return check.Unknownf("the nemesis failed: %v", err)
+		faulted.Steps = append(faulted.Steps, check.Step{Name: check.StepKills, Note: fmt.Sprintf("the nemesis failed: %v", err)})
 	}
 	restarted, kills := cr.restart, cr.kills
-	if s.Target.Hooks.CanHoldPublish() && s.Ctx().Err() == nil {
-		lo, at, err := s.killInHold(def, pub)
-		if err != nil {
-			return check.Unknownf("the kill inside the hold: %v", err)
+	if s.Target.Hooks.CanHoldPublish() && s.Ctx().Err() == nil && len(faulted.Steps) == 0 {
+		lo, at, step := s.killInHold(def, pub)
+		if lo != nil {
+			cr.ops = append(cr.ops, lo)
 		}
-		cr.ops, restarted = append(cr.ops, lo), at
-		kills += s.Faults.Cluster.Size()
+		if step.Exercised {
+			restarted = at
+			kills += s.Faults.Cluster.Size()
+		}
+		faulted.Steps = append(faulted.Steps, step)
 	}
 	s.Client.CloseIdle()
 	if s.Ctx().Err() != nil {
@@ -99,5 +104,6 @@ func (s *S) eventAfterCrash(def *targets.Operation, pub *targets.Publish) check.
 	s.Notef("%d operations, %d kills, schedule seed %d; the last restart was ready at %s", len(cr.ops), kills, s.Settings.Seed,
 		restarted.Format("15:04:05.000"))
 	s.Figure(map[string]string{"kills": strconv.Itoa(kills), "operations": strconv.Itoa(len(cr.ops))})
-	return check.EventAfterCrash(ops, s.awaitEventsResumed(def, pub, start, ops, restarted, "the restart after the last kill"))
+	faulted.Resumed = restarted
+	return check.EventAfterCrash(ops, s.awaitEventsAfter(def, pub, start, ops, faulted))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrysafe/retrysafe/faults"
+	"github.com/retrysafe/retrysafe/suites/check"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
@@ -20,18 +21,26 @@ import (
 // heldPoll is how often the harness asks the instances how many publications they hold.
 const heldPoll = 20 * time.Millisecond
 
+// stepHoldKill names the step of the kill inside the hold.
+const stepHoldKill = "the kill inside the hold"
+
 // killInHold runs the hold, the operation and the kill, restarts every instance and heals the
-// hold. It returns the operation (acknowledged or not) and when the instances were ready again.
-func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, time.Time, error) {
+// hold. It returns the operation (acknowledged or not; nil when none was sent), when the
+// instances were ready again, and the step: it exercised what it names when an instance held a
+// committed publication (or one from the request in flight) when every instance was killed.
+func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, time.Time, check.Step) {
+	step := check.Step{Name: stepHoldKill}
 	op := s.NewOp(def)
 	hold := s.Faults.HoldPublications(op.Tenant)
 	if err := s.Inject(hold); err != nil {
-		return nil, time.Time{}, err
+		step.Note = fmt.Sprintf("the hold_publish hook could not hold the publications: %v", err)
+		return nil, time.Time{}, step
 	}
 	defer s.Heal(hold)
 	before, err := s.held(op.Tenant)
 	if err != nil {
-		return nil, time.Time{}, err
+		step.Note = fmt.Sprintf("the hold_publish hook could not count what it held: %v", err)
+		return nil, time.Time{}, step
 	}
 	ctx, cancel := context.WithCancel(s.Ctx())
 	defer cancel()
@@ -39,35 +48,45 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 	go func() { done <- op.DoCtx(ctx, framework.Send{Instance: 0}) }()
 	first, answered, why := s.awaitHeld(op, pub, before, done)
 	if why != "" {
-		cancel()
-		if !answered {
-			<-done
+		if err := s.Heal(hold); err != nil { // a publication it held may go now, before the operation is judged
+			why += fmt.Sprintf("; the release of the hold failed: %v", err)
 		}
-		return nil, time.Time{}, fmt.Errorf("%s", why)
+		if !answered {
+			cancel()
+			first = <-done
+		}
+		step.Note = why
+		return &loadOp{op: op, acked: framework.Succeeded(first)}, time.Time{}, step
 	}
 	kills := make([]faults.Fault, s.Faults.Cluster.Size())
 	for i := range kills {
 		kills[i] = s.Faults.Cluster.KillFault(i)
 		defer s.Heal(kills[i]) // a restart, unless healed below: nothing after the spec finds them dead
 		if err := s.Inject(kills[i]); err != nil {
-			return nil, time.Time{}, err
+			step.Note = fmt.Sprintf("the nemesis could not kill instance %d: %v", i, err)
+			return nil, time.Time{}, step
 		}
 	}
 	if !answered {
 		first = <-done // cut by the kill
 	}
+	step.Note = fmt.Sprintf("every instance killed at %s while one held the publication of %s ref %s, which %s", time.Now().Format("15:04:05.000"),
+		def.Name, op.Ref, heldWhile(first, answered))
 	s.Notef("kill inside the hold at %s: %s ref %s %s", time.Now().Format("15:04:05.000"), def.Name, op.Ref, heldWhile(first, answered))
 	for _, k := range kills {
 		if err := s.Heal(k); err != nil {
-			return nil, time.Time{}, err
+			step.Note = fmt.Sprintf("the nemesis could not restart an instance after the kill inside the hold: %v", err)
+			return nil, time.Time{}, step
 		}
 	}
 	restarted := time.Now()
 	s.Client.CloseIdle() // connections to the killed processes are dead
 	if err := s.Heal(hold); err != nil {
-		return nil, time.Time{}, err
+		step.Note = fmt.Sprintf("the hold_publish hook could not release the publications: %v", err)
+		return nil, time.Time{}, step
 	}
-	return &loadOp{op: op, acked: framework.Succeeded(first)}, restarted, nil
+	step.Exercised = true
+	return &loadOp{op: op, acked: framework.Succeeded(first)}, restarted, step
 }
 
 // held is how many publications the running instances hold now.

@@ -27,7 +27,7 @@ func init() {
 it fail) MUST publish nothing until a retry succeeds (nothing at all when the failure is replayed), then
 exactly one event id within publishes[].within.`,
 		Catches: []string{"publish-before-commit"},
-		Needs:   []string{"operations[].publishes", "downstream or hooks.fail_next", "profile.error_policy"},
+		Needs:   append([]string{"operations[].publishes", "downstream or hooks.fail_next", "profile.error_policy"}, eventsNeeds...),
 		Labels:  []string{framework.EventsLabel, "fault:downstream"},
 		Covers:  "each event each operation declares it publishes",
 		Applies: func(e *Env) string {

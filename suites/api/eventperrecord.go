@@ -27,7 +27,7 @@ func init() {
 first 2xx: the race losers, the replays, the mismatch and a rejected request (no key) MUST publish nothing
 under another id, the rejection nothing at all; copies of one id MUST be equal outside publishes[].ignore.`,
 		Catches: []string{"replay-republishes"},
-		Needs:   []string{"operations[].publishes", "operations[].observer (for the record count of what was rejected)"},
+		Needs:   append([]string{"operations[].publishes", "operations[].observer (for the record count of what was rejected)"}, eventsNeeds...),
 		Labels:  []string{framework.EventsLabel},
 		Covers:  "each event each operation declares it publishes",
 	}

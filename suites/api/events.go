@@ -15,6 +15,14 @@ import (
 // event an operation declares it publishes, what an operation's events are tied to, and the
 // wait for them.
 
+// eventsNeeds are the target-file fields every events property reads besides its own (list
+// prints them with each).
+var eventsNeeds = []string{
+	"publishes[].grace (how long a spec still looks for late second ids and ghosts once every event it waits for is in: at least the relay's polling interval; default 2s)",
+	"publishes[].amqp.exchange_durable and exchange_auto_delete (with create: true, how the harness declares the exchange, as the API declares its own: " +
+		"default durable, not auto-deleted; consumers[].amqp takes them too)",
+}
+
 // eventSpecs returns one spec per declared event of each operation that publishes, labelled
 // events:TRANSPORT, skipped where the harness cannot observe the event, would wait longer than
 // the run allows, or where one of skips says why not.
@@ -74,45 +82,70 @@ func (s *S) eventTies(op *framework.Op, pub *targets.Publish, atts []history.Att
 	return eo
 }
 
-// awaitEvents waits until the declared time has passed since the last attempt (an event a
-// late attempt published comes within it), then returns the events of pub observed since
-// start, as the checkers read them.
+// awaitEvents waits for the events of the spec's acknowledged operations (see
+// awaitEventsAfter), then returns the events of pub observed since start, as the checkers read
+// them.
 func (s *S) awaitEvents(def *targets.Operation, pub *targets.Publish, start time.Time, ops []check.EventOp) check.Events {
-	return s.awaitEventsResumed(def, pub, start, ops, time.Time{}, "")
+	return s.awaitEventsAfter(def, pub, start, ops, check.Events{})
 }
 
-// awaitEventsResumed is awaitEvents for a spec whose faults kept the API from publishing until
-// resumed (by says what that was: a restart, a heal): it waits the declared time after the
-// later of the last attempt and resumed.
-func (s *S) awaitEventsResumed(def *targets.Operation, pub *targets.Publish, start time.Time, ops []check.EventOp,
-	resumed time.Time, by string) check.Events {
-	last := start
-	if resumed.After(last) {
-		last = resumed
+// awaitEventsAfter waits until every acknowledged operation of the spec has an event observed,
+// or until the latest is due (publishes[].within after its 2xx, or after faulted.Resumed: when
+// the spec's faults let the API publish again), then a grace window more (publishes[].grace) for
+// late second ids and ghosts. It returns faulted (Resumed, ResumedBy, Steps) with the events of
+// pub observed since start and the spec's faults, as the checkers read them.
+func (s *S) awaitEventsAfter(def *targets.Operation, pub *targets.Publish, start time.Time, ops []check.EventOp, faulted check.Events) check.Events {
+	ev := faulted
+	ev.Name, ev.Within, ev.Ignore, ev.ByRecord = pub.Name, pub.Within, pub.IgnoreSet(), pub.Tie.Record
+	if pub.Tie.Record {
+		ev.Others = s.recordsBefore(def, pub, start)
 	}
-	for _, op := range ops {
-		for _, a := range op.Attempts {
-			if a.End.After(last) {
-				last = a.End
-			}
+	waited := time.Now()
+	missing := 0
+	_, latest := check.Awaiting(ops, ev)
+	stop := s.Waiting(fmt.Sprintf("the events of %s (publishes[].within %s)", pub.Name, framework.Seconds(pub.Within)), latest)
+	for {
+		ev.Seen = s.EventsSeen(pub, start)
+		var until time.Time
+		missing, until = check.Awaiting(ops, ev)
+		if missing == 0 || !time.Now().Before(until) || !s.SleepUntil(minTime(until, time.Now().Add(eventPoll))) {
+			break
 		}
 	}
-	s.WaitUntil(fmt.Sprintf("event %s's publishes[].within (%s) to pass", pub.Name, framework.Seconds(pub.Within)), last.Add(pub.Within))
-	ev := check.Events{Name: pub.Name, Seen: s.EventsSeen(pub, start), Until: time.Now(), Within: pub.Within,
-		Ignore: pub.IgnoreSet(), ByRecord: pub.Tie.Record, Resumed: resumed, ResumedBy: by}
+	stop()
+	in := time.Now()
+	s.SleepUntil(in.Add(pub.Grace))
+	ev.Seen, ev.Until = s.EventsSeen(pub, start), time.Now()
+	for _, f := range s.History.Events() {
+		if !f.At.Before(start) {
+			ev.Faults = append(ev.Faults, f)
+		}
+	}
 	if why := s.EventsUnseen(pub); why != "" {
 		ev.Until = start // nothing can be said to have been observed for the whole wait
 		s.Notef("event %s: %s", pub.Name, why)
 	}
-	if pub.Tie.Record {
-		ev.Others = s.recordsBefore(def, pub, start)
-	}
 	for _, e := range ev.Seen {
 		s.NoteKey(e.ID)
 	}
-	s.Notef("event %s: %d observed since the spec began, until %v after its last attempt", pub.Name, len(ev.Seen),
-		ev.Until.Sub(last).Round(time.Millisecond))
+	awaited := "every acknowledged operation's event was in"
+	if missing > 0 {
+		awaited = fmt.Sprintf("%d acknowledged operations still had none when the last was due", missing)
+	}
+	s.Notef("event %s: %d observed since the spec began; %s after %v of waiting, then %v more for late ids and ghosts", pub.Name, len(ev.Seen),
+		awaited, in.Sub(waited).Round(time.Millisecond), ev.Until.Sub(in).Round(time.Millisecond))
 	return ev
+}
+
+// eventPoll is how often a spec looks whether the events it waits for are in.
+const eventPoll = 50 * time.Millisecond
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // recordsBefore are the records the operation's 2xx answers named before start (an earlier

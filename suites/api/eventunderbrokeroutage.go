@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/suites/check"
@@ -17,8 +18,13 @@ import (
 // shows the link works, the link's return direction is cut, an operation is sent, and once the
 // broker took its event the link is closed: the publisher confirm (the JetStream ack, the
 // webhook's 2xx) is lost. Then operations are sent while the link is cut, the cut lasts the
-// declared time after the last is acknowledged (the API had to try to publish them), and it is
-// healed.
+// declared outage (publishes[].outage: the longest the team plans for) after the last is
+// acknowledged (the API had to keep trying to publish them), and it is healed.
+//
+// Each step says whether it exercised what it names: no event taken while the answers were cut
+// (a publisher that waits for the broker's answer before it sends) or nothing acknowledged
+// while the link was cut makes the spec unknown with that sentence, never a pass; whatever any
+// step observed stays a failure.
 //
 // The target MUST publish the event of every operation acknowledged with a 2xx within the
 // declared time after its 2xx, or after the link was healed, under its one id: none lost, no
@@ -26,27 +32,29 @@ import (
 //
 // Catches: dual-write (a publication from the request, failed, is never retried),
 // relay-marks-on-error (a failed publication marked sent), relay-new-id (the retry after a
-// lost confirm gets a new id).
+// lost confirm gets a new id), relay-gives-up (an event abandoned after 2 s of failures).
 func init() {
 	p := &Property{
 		Name: "event-under-broker-outage",
 		Must: `An operation whose publisher confirm is lost after the broker took its event, and operations acknowledged
-while the API's link to its broker is cut, MUST each have their event published within publishes[].within
-after their 2xx or after the link was healed, under one id (copies under that id are fine; none lost, none
-under a new id).`,
-		Catches: []string{"dual-write", "relay-marks-on-error", "relay-new-id"},
-		Needs:   []string{"operations[].publishes", "lifecycle reaching where the events go through {{.EventsBroker}}"},
-		Labels:  []string{framework.EventsLabel, "fault:network"},
-		Covers:  "each event each operation declares it publishes, behind {{.EventsBroker}}",
+while the API's link to its broker is cut for publishes[].outage, MUST each have their event published within
+publishes[].within after their 2xx or after the link was healed, under one id (copies under that id are fine;
+none lost, none under a new id).`,
+		Catches: []string{"dual-write", "relay-marks-on-error", "relay-new-id", "relay-gives-up"},
+		Needs: append([]string{"operations[].publishes", "lifecycle reaching where the events go through {{.EventsBroker}}",
+			"publishes[].outage (how long the link stays cut after the last operation acknowledged while it is cut: the longest broker outage the team plans for; default publishes[].within; longer than --max-wait skips)"},
+			eventsNeeds...),
+		Labels: []string{framework.EventsLabel, "fault:network"},
+		Covers: "each event each operation declares it publishes, behind {{.EventsBroker}}",
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return eventSpecs(p, e, func(def *targets.Operation, pub *targets.Publish) string {
-			return fmt.Sprintf("%s: %s: one operation whose confirm is lost, then %d acknowledged while the broker link is cut, publish their events under one id each",
-				def.Name, pub.Name, outageOps)
+			return fmt.Sprintf("%s: %s: one operation whose confirm is lost, then %d acknowledged while the broker link is cut for %v, publish their events under one id each",
+				def.Name, pub.Name, outageOps, pub.Outage)
 		}, func(s *S, def *targets.Operation, pub *targets.Publish) check.Result {
 			return s.eventUnderBrokerOutage(def, pub)
 		},
-			e.Faults.EventsLinkSkip)
+			e.Faults.EventsLinkSkip, outageSkip(e))
 	}
 	register(p)
 }
@@ -54,8 +62,20 @@ under a new id).`,
 // outageOps is how many operations are sent while the link is cut.
 const outageOps = 3
 
+// outageSkip says why the link cannot stay cut the declared outage in this run: longer than
+// --max-wait.
+func outageSkip(e *Env) func(*targets.Publish) string {
+	return func(pub *targets.Publish) string {
+		if pub.Outage > e.Settings.MaxWait {
+			return fmt.Sprintf("event %s: the broker link would stay cut %v (publishes[].outage), longer than --max-wait %v", pub.Name, pub.Outage, e.Settings.MaxWait)
+		}
+		return ""
+	}
+}
+
 // eventUnderBrokerOutage runs the first operation, the lost confirm, the cut and the wait, and
-// checks every operation's events.
+// checks every operation's events. A step that could not run (the nemesis failed) ends the
+// faults; what the steps before it observed is judged all the same.
 func (s *S) eventUnderBrokerOutage(def *targets.Operation, pub *targets.Publish) check.Result {
 	start := time.Now()
 	first, err := s.linkWorks(def, pub, start)
@@ -66,16 +86,20 @@ func (s *S) eventUnderBrokerOutage(def *targets.Operation, pub *targets.Publish)
 	if pub.Tie.Record {
 		earlier = append(earlier, s.recordsBefore(def, pub, start)...) // an earlier spec's event, published late
 	}
-	lost, err := s.loseConfirm(def, pub, earlier)
-	if err != nil {
-		return check.Unknownf("%v", err)
+	ops := []check.EventOp{first}
+	faulted := check.Events{}
+	lost, step, ok := s.loseConfirm(def, pub, earlier)
+	if lost != nil {
+		ops = append(ops, *lost)
 	}
-	cut, err := s.cutWhileAcknowledged(def, pub)
-	if err != nil {
-		return check.Unknownf("%v", err)
+	faulted.Steps = append(faulted.Steps, step)
+	if ok {
+		cut, step := s.cutWhileAcknowledged(def, pub)
+		ops = append(ops, cut.ops...)
+		faulted.Steps = append(faulted.Steps, step)
+		faulted.Resumed, faulted.ResumedBy = cut.healed, "the heal of the broker link"
 	}
-	ops := append([]check.EventOp{first, lost}, cut.ops...)
-	return check.EventUnderBrokerOutage(ops, s.awaitEventsResumed(def, pub, start, ops, cut.healed, "the heal of the broker link"))
+	return check.EventUnderBrokerOutage(ops, s.awaitEventsAfter(def, pub, start, ops, faulted))
 }
 
 // linkWorks sends one operation with the link whole and waits, at most the declared time after
@@ -99,6 +123,12 @@ func (s *S) linkWorks(def *targets.Operation, pub *targets.Publish, start time.T
 	return eo, nil
 }
 
+// The names of the steps, as the report says them.
+const (
+	stepLostConfirm = "the lost confirm"
+	stepOutage      = "the broker outage"
+)
+
 // linkPhase is what the cut of the broker link left: its operations, and when the link was
 // healed.
 type linkPhase struct {
@@ -107,16 +137,20 @@ type linkPhase struct {
 }
 
 // cutWhileAcknowledged cuts the link, sends the operations while it is cut, keeps it cut the
-// declared time after the last answer (a conforming API tried to publish within it), and heals
-// it.
-func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (linkPhase, error) {
+// declared outage after the last answer (a conforming API kept trying to publish through it),
+// and heals it. The step exercised what it names when an operation was acknowledged while the
+// link was cut: the API then had an event to publish through the outage.
+func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (linkPhase, check.Step) {
 	var lp linkPhase
+	step := check.Step{Name: stepOutage}
 	cut := s.Faults.CutEventsLink(pub)
 	if err := s.Inject(cut); err != nil {
-		return lp, err
+		step.Note = fmt.Sprintf("the nemesis could not cut the link: %v", err)
+		return lp, step
 	}
 	defer s.Heal(cut)
-	last, acked := time.Now(), 0
+	cutAt, last, acked := time.Now(), time.Now(), 0
+	var answers []string
 	for range outageOps {
 		op := s.NewOp(def)
 		a := op.Do(framework.Send{Instance: -1})
@@ -124,32 +158,49 @@ func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (
 		if framework.Succeeded(a) {
 			acked++
 		}
-		lp.ops = append(lp.ops, s.eventTies(op, pub, []history.Attempt{a}))
+		answers = append(answers, answerWords(a))
+		lp.ops = append(lp.ops, s.eventOp(op, pub, []history.Attempt{a}))
 	}
 	if acked == 0 {
-		return lp, fmt.Errorf("no operation was acknowledged while the broker link was cut: nothing had to be published")
-	}
-	if !s.WaitUntil(fmt.Sprintf("publishes[].within (%s) with the broker link cut", framework.Seconds(pub.Within)), last.Add(pub.Within)) {
-		return lp, fmt.Errorf("interrupted")
+		step.Note = fmt.Sprintf("no operation was acknowledged while the broker link was cut (%s): the API had nothing to publish through the outage",
+			strings.Join(answers, ", "))
+	} else if !s.WaitUntil(fmt.Sprintf("the outage (publishes[].outage %s) with the broker link cut", framework.Seconds(pub.Outage)), last.Add(pub.Outage)) {
+		step.Note = "interrupted during the outage"
+		return lp, step
 	}
 	if err := s.Heal(cut); err != nil {
-		return lp, err
+		step.Note = fmt.Sprintf("the nemesis could not heal the link: %v", err)
+		return lp, step
 	}
 	lp.healed = time.Now()
-	s.Notef("broker link cut while %d of %d operations were acknowledged, healed %v after the last answer", acked, outageOps,
-		lp.healed.Sub(last).Round(time.Millisecond))
-	return lp, nil
+	if acked > 0 {
+		step.Exercised = true
+		step.Note = fmt.Sprintf("%d of %d operations acknowledged while the link was cut, which stayed cut %v after the last answer (%v in all)",
+			acked, outageOps, lp.healed.Sub(last).Round(time.Millisecond), lp.healed.Sub(cutAt).Round(time.Millisecond))
+	}
+	return lp, step
+}
+
+// answerWords says how an attempt was answered, for a note.
+func answerWords(a history.Attempt) string {
+	if a.Outcome != history.OK {
+		return fmt.Sprintf("#%d %s", a.Seq, a.Outcome)
+	}
+	return fmt.Sprintf("#%d %d", a.Seq, a.Status)
 }
 
 // loseConfirm cuts the link's return direction, sends one operation, waits until the broker
 // took an event the spec's earlier operations do not name (its event), and heals the cut, which
 // closes the link: the publisher never got its confirm. It returns the operation, retried to an
-// answer.
-func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []string) (check.EventOp, error) {
+// answer, the step (it exercised what it names when the broker took an event while its answers
+// were cut) and whether the spec goes on (the nemesis did its part).
+func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []string) (*check.EventOp, check.Step, bool) {
+	step := check.Step{Name: stepLostConfirm}
 	lose := s.Faults.LoseEventConfirms(pub)
 	silenced := time.Now()
 	if err := s.Inject(lose); err != nil {
-		return check.EventOp{}, err
+		step.Note = fmt.Sprintf("the nemesis could not cut the broker's answers: %v", err)
+		return nil, step, false
 	}
 	defer s.Heal(lose)
 	op := s.NewOp(def)
@@ -160,6 +211,7 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 	var first history.Attempt
 	answered := false
 	deadline := time.Now().Add(max(pub.Within, s.Settings.AttemptTimeout))
+	ours := func(e check.Event) bool { return e.Tie == op.Ref || pub.Tie.Record && !slices.Contains(earlier, e.Tie) }
 	took := false
 	for !took && time.Now().Before(deadline) && s.Ctx().Err() == nil {
 		if !answered {
@@ -169,30 +221,38 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 			default:
 			}
 		}
-		took = slices.ContainsFunc(s.EventsSeen(pub, silenced), func(e check.Event) bool {
-			return e.Tie == op.Ref || pub.Tie.Record && !slices.Contains(earlier, e.Tie)
-		})
-		if !took {
+		if took = slices.ContainsFunc(s.EventsSeen(pub, silenced), ours); !took {
 			s.SleepUntil(time.Now().Add(heldPoll))
 		}
 	}
-	if err := s.Heal(lose); err != nil {
-		return check.EventOp{}, err
-	}
+	healErr := s.Heal(lose)
 	healed := time.Now()
+	taken := 0
+	for _, e := range s.EventsSeen(pub, silenced) {
+		if ours(e) && e.At.Before(healed) {
+			taken++
+		}
+	}
 	if !answered {
 		first = <-done // a publication from the request learns now that it lost the link
 	}
 	atts := []history.Attempt{first}
-	if !framework.Succeeded(first) {
+	if healErr == nil && !framework.Succeeded(first) {
 		atts = append(atts, s.Eventually(op, s.stuckAfter(), framework.Succeeded).Attempts...)
 	}
-	if !took {
-		s.Notef("the broker took no event of %s ref %s while the confirms were cut (%v): no confirm was lost, only the cut is judged",
-			def.Name, op.Ref, time.Since(silenced).Round(time.Millisecond))
-	} else {
-		s.Notef("the broker took the event of %s ref %s, its confirm was lost, the link closed and healed %v after the return direction was cut",
+	eo := s.eventOp(op, pub, atts)
+	switch {
+	case healErr != nil:
+		step.Note = fmt.Sprintf("the nemesis could not heal the broker's answers: %v", healErr)
+		return &eo, step, false
+	case !took:
+		step.Note = fmt.Sprintf("the broker took no event of %s ref %s while its answers were cut (%v): no confirm was lost "+
+			"(a publisher that waits for the broker's answer before it sends, to open a channel or a connection, publishes nothing then)",
 			def.Name, op.Ref, healed.Sub(silenced).Round(time.Millisecond))
+	default:
+		step.Exercised = true
+		step.Note = fmt.Sprintf("the broker took %d publication(s) of %s ref %s while its answers were cut, their confirms lost; the link closed and healed %v after the cut",
+			taken, def.Name, op.Ref, healed.Sub(silenced).Round(time.Millisecond))
 	}
-	return s.eventTies(op, pub, atts), nil
+	return &eo, step, true
 }

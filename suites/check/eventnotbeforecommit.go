@@ -24,7 +24,7 @@ func EventNotBeforeCommit(op EventOp, ev Events) Result {
 		return Unknownf("the first attempt (#%d) did not fail (it got %d): the failure could not be injected", first.Seq, first.Status)
 	}
 	byOp, stray := j.partition([]EventOp{op}, ev)
-	j.ghosts(stray, ev) // by record: an event about a record no answer named
+	j.ghosts(stray, []EventOp{op}, ev) // by record: an event about a record no answer named
 	evs := byOp[0]
 	from, could := mayCommit(op.Attempts[1:])
 	var before, after []Event
@@ -37,16 +37,16 @@ func EventNotBeforeCommit(op EventOp, ev Events) Result {
 	}
 	if len(before) > 0 {
 		j.add(opAnomaly(reports.KindGhostEvent, op, fmt.Sprintf("%s ref %s published %s %s %s: its first attempt failed (#%d, %d) and nothing was committed, "+
-			"so the event was published before (or without) a commit", op.Op, op.Ref, ev.Name, before[0].ID, ghostWhen(from, could), first.Seq, first.Status),
-			append([]int64{first.Seq}, eventSeqs(before)...)...))
+			"so the event was published before (or without) a commit; cause: %s", op.Op, op.Ref, ev.Name, before[0].ID, ghostWhen(from, could), first.Seq, first.Status,
+			CauseBeforeCommit), append([]int64{first.Seq}, eventSeqs(before)...)...))
 	}
 	if ok, acked := firstSuccess(op.Attempts[1:]); acked {
-		j.oneID(op, after, ok, ev, " (after its first attempt failed)")
-	} else if list, _ := ids(after); len(list) > 1 {
-		j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s published %s under %d ids after its first attempt failed",
-			op.Op, op.Ref, ev.Name, len(list)), eventSeqs(after)...))
+		j.oneID(op, after, ok, ev)
+	} else {
+		j.newIDsUnacknowledged(op, after, ev)
 	}
 	j.differs(op, evs, ev)
+	j.steps(ev.Steps)
 	return j.result()
 }
 

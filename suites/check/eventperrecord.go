@@ -1,11 +1,5 @@
 package check
 
-import (
-	"fmt"
-
-	"github.com/retrysafe/retrysafe/reports"
-)
-
 // EventPerRecord judges the events of operations each sent, replayed, raced and sent with
 // another payload (and requests rejected without a key), event-per-record: every acknowledged
 // operation MUST publish exactly one event id, within the declared time; nothing else MUST
@@ -14,7 +8,7 @@ import (
 func EventPerRecord(ops []EventOp, ev Events) Result {
 	j := newJudge(consumerProfile)
 	byOp, stray := j.partition(ops, ev)
-	j.ghosts(stray, ev)
+	j.ghosts(stray, ops, ev)
 	for i, op := range ops {
 		evs := byOp[i]
 		ok, acked := firstSuccess(op.Attempts)
@@ -24,17 +18,14 @@ func EventPerRecord(ops []EventOp, ev Events) Result {
 			if op.Rejected {
 				what = "was rejected"
 			}
-			j.add(opAnomaly(reports.KindGhostEvent, op, fmt.Sprintf("%s ref %s %s and published %s %s: an event tied to no record",
-				op.Op, op.Ref, what, ev.Name, evs[0].ID), eventSeqs(evs)...))
+			j.ghostOf(op, evs, ev, what)
 		case acked:
-			j.oneID(op, evs, ok, ev, " (its replays, race losers and mismatch published it again)")
+			j.oneID(op, evs, ok, ev)
 		default:
-			if list, _ := ids(evs); len(list) > 1 {
-				j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s, never acknowledged, published %s under %d ids (%s)",
-					op.Op, op.Ref, ev.Name, len(list), idList(list)), eventSeqs(evs)...))
-			}
+			j.newIDsUnacknowledged(op, evs, ev)
 		}
 		j.differs(op, evs, ev)
 	}
+	j.steps(ev.Steps)
 	return j.result()
 }

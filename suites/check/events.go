@@ -71,6 +71,17 @@ type Events struct {
 	Resumed time.Time
 	// ResumedBy says what Resumed is, for the messages ("the restart after the last kill").
 	ResumedBy string
+	// Steps are the spec's fault steps, each with whether it exercised what it names.
+	Steps []Step
+	// Faults are the injects and heals of the run's faults (the history's events), from which
+	// the messages name an anomaly's cause.
+	Faults []history.Event
+}
+
+// deadline is when the event of an operation acknowledged at ok is due at the latest.
+func (ev Events) deadline(ok history.Attempt) time.Time {
+	from, _ := ev.due(ok)
+	return from.Add(ev.Within)
 }
 
 // due is when the event of an operation acknowledged at ok must have been published: Within
@@ -104,11 +115,23 @@ func (j *judge) partition(ops []EventOp, ev Events) (byOp [][]Event, stray []Eve
 }
 
 // ghosts reports stray events: they name a record no answer of the run named.
-func (j *judge) ghosts(stray []Event, ev Events) {
+func (j *judge) ghosts(stray []Event, ops []EventOp, ev Events) {
 	for _, e := range stray {
 		j.add(reports.Anomaly{Kind: reports.KindGhostEvent, Op: ev.Name, Key: e.ID, Seqs: []int64{e.Seq}, Message: fmt.Sprintf(
-			"event %s %s names record %s, which no answer named: an event tied to no record", ev.Name, e.ID, e.Tie)})
+			"event %s %s names record %s, which no answer named: an event tied to no record; cause: %s", ev.Name, e.ID, e.Tie, strayCause(e, ops))})
 	}
+}
+
+// ghostOf reports the events of an operation that certainly left nothing to publish about
+// (what says how: rejected, no record).
+func (j *judge) ghostOf(op EventOp, evs []Event, ev Events, what string) {
+	list, first := ids(evs)
+	cause := CauseNotVisible
+	if why := beforeCommit(op, list, first); why != "" {
+		cause = CauseBeforeCommit + " (" + why + ")"
+	}
+	j.add(opAnomaly(reports.KindGhostEvent, op, fmt.Sprintf("%s ref %s %s and published %s %s: an event tied to no record; cause: %s",
+		op.Op, op.Ref, what, ev.Name, evs[0].ID, cause), eventSeqs(evs)...))
 }
 
 // idList names at most a few ids, and how many more.
@@ -161,12 +184,12 @@ func firstSuccess(as []history.Attempt) (history.Attempt, bool) {
 
 // oneID checks that the events of an operation acknowledged at ok carry one id, the first
 // published within the declared time: none (once the harness looked that long) or a late one is
-// a missing event, a second id a new id.
-func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events, what string) {
+// a missing event, a second id a new id. Each names its cause as the history shows it.
+func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events) {
 	list, first := ids(evs)
 	if len(list) > 1 {
-		j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s published %s under %d ids (%s)%s: consumers that deduplicate on the id see %d events",
-			op.Op, op.Ref, ev.Name, len(list), idList(list), what, len(list)), append([]int64{ok.Seq}, eventSeqs(evs)...)...))
+		j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s published %s under %d ids (%s): consumers that deduplicate on the id see %d events; cause: %s",
+			op.Op, op.Ref, ev.Name, len(list), idList(list), len(list), newIDCause(op, evs, ev)), append([]int64{ok.Seq}, eventSeqs(evs)...)...))
 	}
 	from, after := ev.due(ok)
 	deadline := from.Add(ev.Within)
@@ -175,8 +198,8 @@ func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events, wh
 		j.unknownf("%s ref %s: no event %s yet, and the harness looked only %v after %s, not the %v declared",
 			op.Op, op.Ref, ev.Name, ev.Until.Sub(from).Round(time.Millisecond), after, ev.Within)
 	case len(list) == 0:
-		j.add(opAnomaly(reports.KindMissingEvent, op, fmt.Sprintf("%s ref %s was acknowledged (#%d) and published no event %s within %v after %s: the event was lost",
-			op.Op, op.Ref, ok.Seq, ev.Name, ev.Within, after), ok.Seq))
+		j.add(opAnomaly(reports.KindMissingEvent, op, fmt.Sprintf("%s ref %s was acknowledged (#%d) and published no event %s within %v after %s: the event was lost; cause: %s",
+			op.Op, op.Ref, ok.Seq, ev.Name, ev.Within, after, missingCause(ok, ev)), ok.Seq))
 	case first[list[0]].After(deadline):
 		j.add(opAnomaly(reports.KindMissingEvent, op, fmt.Sprintf("%s ref %s was acknowledged (#%d) and its event %s came %v after %s, not within %v",
 			op.Op, op.Ref, ok.Seq, ev.Name+" "+list[0], first[list[0]].Sub(from).Round(time.Millisecond), after, ev.Within), ok.Seq, eventSeqs(evs)[0]))
@@ -187,19 +210,37 @@ func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events, wh
 // restarted, its broker link cut): every acknowledged operation's event published once its
 // faults were over, under one id (copies of that id are at least once, and fine; they MUST be
 // equal outside the declared members); an operation never acknowledged may have published
-// nothing, and never under two ids. An event that names no operation of the spec is left out:
-// an operation that lost its answer to a kill may have committed it.
-func (j *judge) afterFaults(ops []EventOp, ev Events, what string) {
-	byOp, _ := j.partition(ops, Events{Name: ev.Name, Seen: ev.Seen, Others: ev.Others})
+// nothing, and never under two ids; one counted with no record, nothing. An event that names no
+// operation of the spec is a ghost only when every attempt of the spec was answered: one that
+// lost its answer (to a kill) may have committed a record no answer named.
+func (j *judge) afterFaults(ops []EventOp, ev Events) {
+	byOp, stray := j.partition(ops, ev)
+	if !slices.ContainsFunc(ops, func(op EventOp) bool {
+		return slices.ContainsFunc(op.Attempts, func(a history.Attempt) bool { return a.Outcome == history.Unknown })
+	}) {
+		j.ghosts(stray, ops, ev)
+	}
 	for i, op := range ops {
 		evs := byOp[i]
-		if ok, acked := firstSuccess(op.Attempts); acked {
-			j.oneID(op, evs, ok, ev, what)
-		} else if list, _ := ids(evs); len(list) > 1 {
-			j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s, never acknowledged, published %s under %d ids (%s)%s",
-				op.Op, op.Ref, ev.Name, len(list), idList(list), what), eventSeqs(evs)...))
+		ok, acked := firstSuccess(op.Attempts)
+		switch {
+		case acked:
+			j.oneID(op, evs, ok, ev)
+		case op.noRecord() && len(evs) > 0:
+			j.ghostOf(op, evs, ev, "left no record")
+		default:
+			j.newIDsUnacknowledged(op, evs, ev)
 		}
 		j.differs(op, evs, ev)
+	}
+}
+
+// newIDsUnacknowledged reports the events of an operation never acknowledged under more than
+// one id (it may have committed, and published under one).
+func (j *judge) newIDsUnacknowledged(op EventOp, evs []Event, ev Events) {
+	if list, _ := ids(evs); len(list) > 1 {
+		j.add(opAnomaly(reports.KindEventNewID, op, fmt.Sprintf("%s ref %s, never acknowledged, published %s under %d ids (%s); cause: %s",
+			op.Op, op.Ref, ev.Name, len(list), idList(list), newIDCause(op, evs, ev)), eventSeqs(evs)...))
 	}
 }
 

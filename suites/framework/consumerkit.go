@@ -46,7 +46,7 @@ func (f *Faults) setUpConsumers(ctx context.Context, t *targets.Target) (brokerA
 		if c.Transport == targets.TransportWebhook {
 			continue
 		}
-		if err := k.setUpTopology(ctx); err != nil {
+		if err := k.setUpTopology(ctx, t); err != nil {
 			return "", err
 		}
 		if brokerAddr == "" && t.Lifecycle.UsesBroker() {
@@ -70,7 +70,7 @@ func (f *Faults) setUpConsumers(ctx context.Context, t *targets.Target) (brokerA
 // setUpTopology creates the queue consumer's exchange and queue, or stream (and durable
 // consumer, pull or push), when the target file asks the harness to, and names what the harness
 // deletes at the end (what it created, or what delete: true names).
-func (k *consumerKit) setUpTopology(ctx context.Context) error {
+func (k *consumerKit) setUpTopology(ctx context.Context, tg *targets.Target) error {
 	c := k.c
 	t, err := k.named()
 	if err != nil {
@@ -84,6 +84,9 @@ func (k *consumerKit) setUpTopology(ctx context.Context) error {
 	}
 	k.topology, k.doomed = t, t
 	if err := t.Setup(ctx); err != nil {
+		if located := exchangeRefused(tg, c.AMQP, err); located != err {
+			return located
+		}
 		return fmt.Errorf("consumer %s: set up the broker topology: %w", c.Name, err)
 	}
 	js, ok := t.(*broker.JetStreamTopology)
@@ -109,6 +112,7 @@ func (k *consumerKit) named() (broker.Topology, error) {
 			return nil, err
 		}
 		t.Exchange, t.Queue, t.RoutingKey = c.AMQP.Exchange, c.AMQP.Queue, c.AMQP.RoutingKey
+		t.ExchangeDurable, t.ExchangeAutoDelete = c.AMQP.ExchangeDurable, c.AMQP.ExchangeAutoDelete
 		return t, nil
 	}
 	opts := []broker.Option{broker.WithNATSURL(c.NATS.URL)}

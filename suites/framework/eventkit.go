@@ -71,6 +71,9 @@ func (f *Faults) setUpEvents(ctx context.Context, t *targets.Target, label strin
 			w := &eventWatch{op: op, p: p}
 			k.watches = append(k.watches, w)
 			if err := w.setUpTopology(ctx); err != nil {
+				if located := exchangeRefused(t, p.AMQP, err); located != err {
+					return "", "", located
+				}
 				return "", "", fmt.Errorf("operation %s, event %s: %w", op.Name, p.Name, err)
 			}
 			if p.Webhook != nil && k.receiver == nil {
@@ -111,6 +114,7 @@ func (w *eventWatch) setUpTopology(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		ex.Durable, ex.AutoDelete = w.p.AMQP.ExchangeDurable, w.p.AMQP.ExchangeAutoDelete
 		t, create, del = ex, w.p.AMQP.Create, w.p.AMQP.Delete
 	case w.p.NATS != nil:
 		js, err := broker.NewJetStreamTopology("named", broker.WithNATSURL(w.p.NATS.URL))

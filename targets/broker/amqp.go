@@ -23,6 +23,9 @@ type AMQPTopology struct {
 	Queue string
 	// RoutingKey is "<name>", which binds Queue to Exchange.
 	RoutingKey string
+	// ExchangeDurable and ExchangeAutoDelete are the settings Setup declares the exchange with
+	// (NewAMQPTopology: durable, not auto-deleted).
+	ExchangeDurable, ExchangeAutoDelete bool
 
 	dialTimeout time.Duration
 }
@@ -43,33 +46,32 @@ func NewAMQPTopology(name string, opts ...Option) (*AMQPTopology, error) {
 	}
 	c := newConfig(opts)
 	return &AMQPTopology{
-		Name:        name,
-		URL:         c.amqpURL,
-		Exchange:    name + ".x",
-		Queue:       name + ".q",
-		RoutingKey:  name,
-		dialTimeout: c.dialTimeout,
+		Name:            name,
+		URL:             c.amqpURL,
+		Exchange:        name + ".x",
+		Queue:           name + ".q",
+		RoutingKey:      name,
+		ExchangeDurable: true,
+		dialTimeout:     c.dialTimeout,
 	}, nil
 }
 
-// Setup declares the exchange and the queue and binds them; on the default exchange (Exchange
-// "") it declares the queue alone, which the default exchange routes to by its name. Declaring
-// what already exists with the same settings does nothing; an exchange that exists already (of
-// any type: the topic exchange an API publishes its events to, in a chain) is bound to as it is.
+// Setup declares the exchange (direct, with its settings) and the queue and binds them; on the
+// default exchange (Exchange "") it declares the queue alone, which the default exchange routes
+// to by its name. Declaring what already exists with the same settings does nothing; an
+// exchange that exists already as another type (the topic exchange an API publishes its events
+// to, in a chain) is bound to as it is; one of this type with other settings is RabbitMQ's
+// PRECONDITION_FAILED (IsPreconditionFailed).
 func (t *AMQPTopology) Setup(ctx context.Context) error {
-	exists := false
 	if t.Exchange != "" {
-		var err error
-		if exists, err = (&AMQPExchange{URL: t.URL, Name: t.Exchange, dialTimeout: t.dialTimeout}).Exists(ctx); err != nil {
-			return fmt.Errorf("look up exchange %q: %w", t.Exchange, err)
+		err := withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {
+			return ch.ExchangeDeclare(t.Exchange, amqp.ExchangeDirect, t.ExchangeDurable, t.ExchangeAutoDelete, false, false, nil)
+		})
+		if err != nil && !isOtherType(err) {
+			return fmt.Errorf("declare exchange %q: %w", t.Exchange, err)
 		}
 	}
 	return withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {
-		if t.Exchange != "" && !exists {
-			if err := ch.ExchangeDeclare(t.Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
-				return fmt.Errorf("declare exchange %q: %w", t.Exchange, err)
-			}
-		}
 		if _, err := ch.QueueDeclare(t.Queue, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare queue %q: %w", t.Queue, err)
 		}

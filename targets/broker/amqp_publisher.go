@@ -20,6 +20,7 @@ var ErrClosed = errors.New("broker: publisher closed")
 type AMQPPublisher struct {
 	url, exchange, key string
 	dialTimeout        time.Duration
+	perPublish         bool // a channel per message (WithChannelPerPublish)
 
 	mu      sync.Mutex
 	conn    *amqp.Connection
@@ -32,10 +33,10 @@ type AMQPPublisher struct {
 var _ Publisher = (*AMQPPublisher)(nil)
 
 // NewAMQPPublisher connects to url for publishing to exchange with routing key key. It takes
-// WithDialTimeout.
+// WithDialTimeout and WithChannelPerPublish.
 func NewAMQPPublisher(ctx context.Context, url, exchange, key string, opts ...Option) (*AMQPPublisher, error) {
 	c := newConfig(opts)
-	p := &AMQPPublisher{url: url, exchange: exchange, key: key, dialTimeout: c.dialTimeout}
+	p := &AMQPPublisher{url: url, exchange: exchange, key: key, dialTimeout: c.dialTimeout, perPublish: c.perPublish}
 	if err := p.open(ctx); err != nil {
 		return nil, err
 	}
@@ -74,11 +75,18 @@ func (p *AMQPPublisher) Publish(ctx context.Context, m Message) (Receipt, error)
 	if p.closed {
 		return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, ErrClosed)
 	}
-	if p.ch == nil || p.ch.IsClosed() {
+	if p.conn == nil || p.conn.IsClosed() || !p.perPublish && p.ch.IsClosed() {
 		p.drop()
 		if err := p.open(ctx); err != nil {
 			return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, err)
 		}
+	}
+	if p.perPublish {
+		if err := p.freshChannel(ctx); err != nil {
+			p.drop()
+			return Receipt{}, fmt.Errorf("%w: %w", ErrNotPublished, err)
+		}
+		defer p.closeChannel()
 	}
 	seq := p.ch.GetNextPublishSeqNo()
 	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, p.key, true, false, amqpPublishing(m))
@@ -99,6 +107,42 @@ func (p *AMQPPublisher) Publish(ctx context.Context, m Message) (Receipt, error)
 			ErrNotPublished, m.ID, p.exchange, p.key)
 	}
 	return Receipt{Sequence: seq}, nil
+}
+
+// freshChannel replaces the channel by a new one in confirm mode (WithChannelPerPublish): it
+// waits for the broker's answers, until ctx ends (the connection is then dropped).
+func (p *AMQPPublisher) freshChannel(ctx context.Context) error {
+	type opened struct {
+		ch  *amqp.Channel
+		err error
+	}
+	conn, done := p.conn, make(chan opened, 1)
+	go func() {
+		ch, err := conn.Channel()
+		if err == nil {
+			err = ch.Confirm(false)
+		}
+		done <- opened{ch, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return fmt.Errorf("open a confirming channel on %s: %w", redactURL(p.url), o.err)
+		}
+		p.ch = o.ch
+		p.returns = o.ch.NotifyReturn(make(chan amqp.Return, 16))
+		p.closes = o.ch.NotifyClose(make(chan *amqp.Error, 1))
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("open a channel on %s: no answer from the broker: %w", redactURL(p.url), ctx.Err())
+	}
+}
+
+// closeChannel closes the channel of one message (WithChannelPerPublish), unless it is gone.
+func (p *AMQPPublisher) closeChannel() {
+	if p.ch != nil && !p.ch.IsClosed() {
+		_ = p.ch.Close()
+	}
 }
 
 // nacked explains a negative confirm: amqp091 also nacks every pending confirm when the

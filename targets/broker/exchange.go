@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // AMQPExchange is an exchange an API publishes its events to, without a queue of its own: the
-// harness creates it (a durable topic exchange) when the target file asks it to, binds its
-// observer's queue to it, and deletes it at the end.
+// harness creates it (a topic exchange, durable unless the file says otherwise) when the target
+// file asks it to, binds its observer's queue to it, and deletes it at the end.
 type AMQPExchange struct {
 	// URL is the broker.
 	URL string
 	// Name is the exchange's name (never "", the default exchange).
 	Name string
+	// Durable and AutoDelete are the settings Setup declares it with (NewAMQPExchange: durable,
+	// not auto-deleted), as the API declares its own: RabbitMQ refuses a declaration with other
+	// settings than an existing exchange's (PRECONDITION_FAILED, IsPreconditionFailed).
+	Durable, AutoDelete bool
 
 	dialTimeout time.Duration
 }
@@ -29,14 +34,15 @@ func NewAMQPExchange(url, name string, opts ...Option) (*AMQPExchange, error) {
 	if name == "" {
 		return nil, fmt.Errorf("the default exchange cannot be bound: name an exchange")
 	}
-	return &AMQPExchange{URL: url, Name: name, dialTimeout: newConfig(opts).dialTimeout}, nil
+	return &AMQPExchange{URL: url, Name: name, Durable: true, dialTimeout: newConfig(opts).dialTimeout}, nil
 }
 
-// Setup declares the exchange: durable, of type topic. Declaring one that exists with the same
-// settings does nothing.
+// Setup declares the exchange, of type topic, with its settings. Declaring one that exists with
+// the same settings does nothing; one that exists with others is RabbitMQ's PRECONDITION_FAILED
+// (IsPreconditionFailed), whose text names the received and the current values.
 func (e *AMQPExchange) Setup(ctx context.Context) error {
 	return withChannel(ctx, e.URL, e.dialTimeout, func(ch *amqp.Channel) error {
-		if err := ch.ExchangeDeclare(e.Name, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
+		if err := ch.ExchangeDeclare(e.Name, amqp.ExchangeTopic, e.Durable, e.AutoDelete, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %q: %w", e.Name, err)
 		}
 		return nil
@@ -62,6 +68,31 @@ func (e *AMQPExchange) Teardown(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// IsPreconditionFailed reports RabbitMQ's 406 PRECONDITION_FAILED: a declaration with other
+// settings than the existing exchange's or queue's. PreconditionFailed says which.
+func IsPreconditionFailed(err error) bool {
+	_, ok := PreconditionFailed(err)
+	return ok
+}
+
+// PreconditionFailed returns RabbitMQ's text of a PRECONDITION_FAILED ("PRECONDITION_FAILED -
+// inequivalent arg 'durable' for exchange 'x' in vhost '/': received 'true' but current is
+// 'false'"), and whether err is one.
+func PreconditionFailed(err error) (string, bool) {
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		return ae.Reason, true
+	}
+	return "", false
+}
+
+// isOtherType reports a PRECONDITION_FAILED about the exchange's type (RabbitMQ checks the type
+// before the other settings).
+func isOtherType(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed && strings.Contains(ae.Reason, "inequivalent arg 'type'")
 }
 
 // isNotFound reports RabbitMQ's 404 (no such queue or exchange).

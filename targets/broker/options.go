@@ -53,6 +53,7 @@ type config struct {
 	storage     jetstream.StorageType
 	durable     string
 	kinds       []Kind
+	perPublish  bool
 }
 
 func newConfig(opts []Option) config {
@@ -107,3 +108,8 @@ func WithDurable(name string) Option { return func(c *config) { c.durable = name
 
 // WithKinds limits Inventory to the given brokers (default both).
 func WithKinds(kinds ...Kind) Option { return func(c *config) { c.kinds = kinds } }
+
+// WithChannelPerPublish makes an AMQP publisher open a channel (in confirm mode) for each
+// message and close it once confirmed, as some libraries do by default: a publication then waits
+// for the broker's answer (channel.open-ok) before it sends anything.
+func WithChannelPerPublish() Option { return func(c *config) { c.perPublish = true } }

@@ -189,7 +189,15 @@ var stuckMarker = Response{Status: http.StatusConflict, Body: problemBody(http.S
 func (a *API) execute(w http.ResponseWriter, ctx context.Context, at attempt, token int64) {
 	if a.cfg.Mutant == MutantPublishBeforeCommit && at.op.kind == "orders" {
 		at.recordID = at.op.prefix + randomHex(12)
-		a.publishNow(ctx, at)
+		if err := a.publishNow(ctx, at); err != nil {
+			// Nothing was done yet: the claim is released for a retry, as a handler that failed
+			// before its work would, although the broker may have taken the event.
+			if err := a.cfg.Store.Release(ctx, at.scope, token); err != nil {
+				a.cfg.Logger.Printf("release: %v", err)
+			}
+			writeProblem(w, http.StatusServiceUnavailable, "the order's event could not be published")
+			return
+		}
 	}
 	resp, rec := a.perform(ctx, at)
 	if rec == nil && resp.Status >= 500 && a.cfg.Mutant == MutantNoErrorCache {

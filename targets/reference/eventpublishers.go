@@ -34,6 +34,9 @@ type EventsTarget struct {
 	// event's id in webhook-id), so that a consumer that verifies signatures takes it as it
 	// comes; nil (or the none scheme) = unsigned.
 	WebhookSigner *webhook.Signer
+	// ChannelPerPublish opens an AMQP channel for each publication, as some libraries do by
+	// default: a publication then waits for the broker's answer before it sends anything.
+	ChannelPerPublish bool
 }
 
 // Default event destinations of `retrysafe serve --events`.
@@ -58,8 +61,12 @@ func OpenEventPublisher(t EventsTarget) (EventPublisher, error) {
 		if t.Exchange == "" {
 			return nil, fmt.Errorf("events on amqp need an exchange (the default exchange routes to one queue only)")
 		}
+		var opts []broker.Option
+		if t.ChannelPerPublish {
+			opts = append(opts, broker.WithChannelPerPublish())
+		}
 		return &brokerPublisher{open: func(ctx context.Context) (broker.Publisher, error) {
-			return broker.NewAMQPPublisher(ctx, t.URL, t.Exchange, t.Key)
+			return broker.NewAMQPPublisher(ctx, t.URL, t.Exchange, t.Key, opts...)
 		}}, nil
 	case EventsNATS:
 		if t.Subject == "" {

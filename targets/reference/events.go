@@ -29,14 +29,17 @@ func (a *API) wakeRelay(committed bool) {
 
 // publishNow is the publish-before-commit mutant: the order's event is published straight to
 // the broker, before the work is done and committed, not through the outbox. When the work then
-// fails, the event is about an order that does not exist.
-func (a *API) publishNow(ctx context.Context, at attempt) {
+// fails, the event is about an order that does not exist; when the publication fails (its
+// confirm lost, the broker away) the order fails, and its retry publishes again under a new id.
+func (a *API) publishNow(ctx context.Context, at attempt) error {
 	data, _ := json.Marshal(orderBody{at.recordID, at.op.object, at.order.Ref, at.order.Amount, at.order.Currency})
 	rec := Record{ID: at.recordID, Tenant: at.tenant, Kind: at.op.kind, Ref: at.order.Ref, Created: a.cfg.Now()}
 	e := newEvent(rec, data)
 	if err := a.relay.publish(ctx, e); err != nil {
 		a.cfg.Logger.Printf("publish-before-commit: %v", err)
+		return err
 	}
+	return nil
 }
 
 // publishAfterCommit is the dual-write mutant: once the order is committed, its event is

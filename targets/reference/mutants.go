@@ -45,6 +45,8 @@ const (
 	// The mutants of the defects real libraries shipped (hostile keys, the error record).
 	MutantErrorRecordAfterAnswer Mutant = "error-record-after-answer"
 	MutantRawStoreKey            Mutant = "raw-store-key"
+	// The mutant of long broker outages (issue 42).
+	MutantRelayGivesUp Mutant = "relay-gives-up"
 )
 
 // errorRecordDelay is how long after answering a handler error the error-record-after-answer
@@ -104,7 +106,7 @@ var Mutants = []MutantInfo{
 	{MutantForgetsEarly, "keys are forgotten one second after creation, whatever the declared retention", AllStores, nil, "expiry", nil},
 	{MutantStuckAfterError, "after a handler error (an injected failure or a failed downstream call) the key stays in progress: every retry gets 409, whatever the lock timeout", AllStores, nil, "error-replay", nil},
 	{MutantErrorReplayDiffers, "a stored error is replayed with another body than the first answer's (another problem detail), under the same status", AllStores, nil, "error-replay", nil},
-	{MutantPublishBeforeCommit, "the order.created event is published straight to the broker before the work is done and committed, not through the outbox: an operation that then fails leaves an event for an order that does not exist", eventStores, nil, "event-not-before-commit", nil},
+	{MutantPublishBeforeCommit, "the order.created event is published straight to the broker before the work is done and committed, not through the outbox: an operation that then fails leaves an event for an order that does not exist, and one whose publication failed (its confirm lost) fails and publishes again under a new id on its retry", eventStores, nil, "event-not-before-commit", nil},
 	{MutantReplayRepublishes, "a replay of a created order writes its event to the outbox again, under a new event id", eventStores, nil, "event-per-record", nil},
 	{MutantDualWrite, "the order.created event is published from the request right after the commit, outside any transaction, with no outbox: a crash between the commit and the publication, or a broker out of reach then, loses it", eventStores, nil, "event-after-crash", []string{"event-under-broker-outage"}},
 	{MutantRelayNewID, "the relay gives an event a new id on each publication attempt: a publication whose confirm was lost is published again under an id no consumer can deduplicate", eventStores, nil, "event-under-broker-outage", nil},
@@ -112,13 +114,16 @@ var Mutants = []MutantInfo{
 	// The defects real libraries shipped.
 	{MutantErrorRecordAfterAnswer, "a handler error is answered first and stored about 200 ms later (fire-and-forget): a retry sent at once gets 409 \"in progress\" for a request that has finished", AllStores, nil, "error-replay", nil},
 	{MutantRawStoreKey, "the raw key names its store entries unescaped: on Redis, beside the store's other entries, the key's claim at NS:KEY (a hash) and its cached answer at NS:idempotency:KEY (a string), so that the key idempotency:K names key K's cached answer as its claim and every command on it fails (WRONGTYPE: 5xx); on SQL, a completed answer is looked up by pattern (scope LIKE the raw key), so that the key K% reads key K's answer", durableStores, nil, "keys", nil},
+	// Issue 42: a relay that gives up.
+	{MutantRelayGivesUp, "the relay abandons an event after about 2 s of failed publications and marks it so that it is never retried: every event of a longer broker outage is lost", eventStores, nil, "event-under-broker-outage", nil},
 }
 
 // needsEvents reports whether the mutant changes how events are published (it needs
 // Config.Events).
 func (m Mutant) needsEvents() bool {
 	switch m {
-	case MutantPublishBeforeCommit, MutantReplayRepublishes, MutantDualWrite, MutantRelayNewID, MutantRelayMarksOnError:
+	case MutantPublishBeforeCommit, MutantReplayRepublishes, MutantDualWrite, MutantRelayNewID, MutantRelayMarksOnError,
+		MutantRelayGivesUp:
 		return true
 	}
 	return false

@@ -60,6 +60,8 @@ func mutantCases() map[Mutant]mutantCase {
 
 		MutantErrorRecordAfterAnswer: {down, showErrorRecordAfterAnswer},
 		MutantRawStoreKey:            {apiOpts{}, showRawStoreKey},
+		// Issue 42.
+		MutantRelayGivesUp: {apiOpts{events: true}, showRelayGivesUp},
 	}
 }
 
@@ -383,6 +385,8 @@ var issueMutants = []struct {
 	{"relay-marks-on-error", []string{"sqlite", "postgres"}, nil},
 	{"error-record-after-answer", AllStores, nil},
 	{"raw-store-key", []string{"sqlite", "postgres", "redis"}, nil},
+	// Issue 42.
+	{"relay-gives-up", []string{"sqlite", "postgres"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {

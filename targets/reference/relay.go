@@ -53,9 +53,17 @@ type relay struct {
 	wakeUp chan struct{}
 	// hold is the test hooks' hold before publish (nil without hooks).
 	hold *publishHold
-	// mutant is the API's mutant: relay-new-id and relay-marks-on-error break the relay.
+	// mutant is the API's mutant: relay-new-id, relay-marks-on-error and relay-gives-up break
+	// the relay.
 	mutant Mutant
+	// failingSince is, for relay-gives-up, when the current run of failed publications began
+	// (zero: the last publication succeeded; only the relay's goroutine touches it).
+	failingSince time.Time
 }
+
+// giveUpAfter is how long the relay-gives-up mutant keeps publishing while its publications fail
+// before it abandons the events.
+const giveUpAfter = 2 * time.Second
 
 // newRelay returns the relay of an API whose events go where cfg says.
 func newRelay(store Outbox, cfg EventsConfig, now func() time.Time, logger *log.Logger) *relay {
@@ -122,7 +130,14 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 	}
 	for i, e := range evs {
 		err := r.publish(ctx, e)
-		if err != nil && r.mutant != MutantRelayMarksOnError {
+		switch {
+		case err == nil:
+			r.failingSince = time.Time{}
+		case r.mutant == MutantRelayMarksOnError:
+		case r.abandons():
+			r.logger.Printf("relay-gives-up: event %s abandoned after %v of failed publications: %v", e.ID, giveUpAfter, err)
+			err = nil
+		default:
 			return i, err
 		}
 		// Only now: an event whose publication was not confirmed stays pending. A failure to
@@ -136,6 +151,21 @@ func (r *relay) pass(ctx context.Context) (int, error) {
 		}
 	}
 	return len(evs), nil
+}
+
+// abandons reports whether the relay gives up on the event whose publication just failed:
+// never, but for the relay-gives-up mutant once its publications have failed for giveUpAfter
+// (the event is then marked sent: never retried, although nothing published it; so is every
+// event after it that fails until a publication succeeds).
+func (r *relay) abandons() bool {
+	if r.mutant != MutantRelayGivesUp {
+		return false
+	}
+	if r.failingSince.IsZero() {
+		r.failingSince = r.now()
+		return false
+	}
+	return r.now().Sub(r.failingSince) >= giveUpAfter
 }
 
 // publish publishes one event and waits for its confirmation: the one place where the test
