@@ -122,6 +122,17 @@ const (
 	KindChainLostEffect Kind = "chain-lost-effect"
 )
 
+// One business operation, many messages (a consumer's delivery identity is not its business
+// identity).
+const (
+	// KindOperationAppliedTwice: two messages (two event ids) naming one business operation both
+	// took effect at a consumer that declares operation_dedupe: it deduplicates on the message id.
+	KindOperationAppliedTwice Kind = "operation-applied-twice"
+	// KindOperationNotApplied: a consumer acknowledged an event naming several business
+	// operations and left one of them without an effect.
+	KindOperationNotApplied Kind = "operation-not-applied"
+)
+
 // Kinds lists every kind, in the order reports group them.
 var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
@@ -129,7 +140,9 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
 	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindReplayDiffs, KindEventDiffers, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
 	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation,
-	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect}
+	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect,
+	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
+}
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
 var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
@@ -137,13 +150,15 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 	KindMismatchAccepted, KindRejectedButRecorded, KindStuckKey, KindDroppedEvent, KindOlderEventApplied,
 	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
 	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindFailureReportedAsSuccess,
-	KindChainDuplicateEffect, KindChainLostEffect}
+	KindChainDuplicateEffect, KindChainLostEffect,
+	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
+}
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
 // crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, an event an API
 // lost, published twice under two ids or published for nothing, a client's key that changed, was
 // reused, went missing or was lost, a client's failure reported as a success, an operation doubled
-// or lost along a chain. The others
+// or lost along a chain, a consumer's operation applied twice or not at all. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
 // from what the target declares.
