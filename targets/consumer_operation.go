@@ -208,7 +208,7 @@ func (d *decoder) checkOperations(o, eo *object, c *Consumer) {
 			d.ps.add(eo.lineOf("operation"), eo.at("operation"), "%v", err)
 		} else if name, ok := c.OperationOf(got, nil); !ok || name != sampleOperation {
 			d.ps.add(eo.lineOf("operation"), eo.at("operation"), "%s does not find the event's {{.Operation}} in its body (rendered with the sample operation %q: %s)",
-				op.Path, sampleOperation, snippet(got))
+				op.Path, sampleOperation, clip(string(got)))
 		}
 	}
 	if ops := c.Event.Operations; ops != nil {
@@ -218,7 +218,7 @@ func (d *decoder) checkOperations(o, eo *object, c *Consumer) {
 			d.ps.add(eo.lineOf("operations"), eo.at("operations"), "%v", err)
 		} else if names := c.OperationsOf(got); !slices.Equal(names, sampleOperations) {
 			d.ps.add(eo.lineOf("operations"), eo.at("operations"), "%s selects %q in the body, want the event's {{.Operations}} %q (rendered with sample operations: %s)",
-				ops.Path, names, sampleOperations, snippet(got))
+				ops.Path, names, sampleOperations, clip(string(got)))
 		}
 	}
 }
