@@ -128,6 +128,17 @@ const (
 	KindTargetCrashed Kind = "target-crashed"
 )
 
+// One business operation, many messages (a consumer's delivery identity is not its business
+// identity).
+const (
+	// KindOperationAppliedTwice: two messages (two event ids) naming one business operation both
+	// took effect at a consumer that declares operation_dedupe: it deduplicates on the message id.
+	KindOperationAppliedTwice Kind = "operation-applied-twice"
+	// KindOperationNotApplied: a consumer acknowledged an event naming several business
+	// operations and left one of them without an effect.
+	KindOperationNotApplied Kind = "operation-not-applied"
+)
+
 // Kinds lists every kind, in the order reports group them.
 var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
@@ -138,6 +149,7 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect,
 	// hostile input
 	KindTargetCrashed,
+	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
 }
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
@@ -149,13 +161,15 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 	KindChainDuplicateEffect, KindChainLostEffect,
 	// hostile input
 	KindTargetCrashed,
+	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
 }
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
 // crossed a tenant, a credential or a request, an accepted mismatch, a stuck key, an event an API
 // lost, published twice under two ids or published for nothing, a client's key that changed, was
 // reused, went missing or was lost, a client's failure reported as a success, an operation doubled
-// or lost along a chain, a target that stopped answering after a hostile key. The others
+// or lost along a chain, a target that stopped answering after a hostile key, a consumer's
+// operation applied twice or not at all. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
 // from what the target declares.

@@ -377,4 +377,24 @@ var explanations = []Explanation{
 		},
 		Confirm: reproStep + "Send the key the anomaly names (redacted in the report: take it from the run's own log or rerun with the same seed) to the operation once with curl, then ask the health check: no answer confirms it. Escape or hash the key before it reaches the store (a fixed prefix and the key's SHA-256, say) and rerun.",
 	},
+	// One business operation, many messages (issue 40).
+	{
+		Kind:    KindOperationAppliedTwice,
+		Meaning: "Two messages with different event ids that name one business operation (consumers[].event.operation) both took effect, at a consumer that declares operation_dedupe: true. It deduplicates on the message (delivery) id only, so a re-publication under a new id, or a manual replay, pays twice.",
+		Causes: []string{
+			"the dedupe table is keyed by the broker's message id or the webhook id, not by the business operation the event names",
+			"a relay that lost its state republished the operation's event under a new message id, and the consumer trusted the id",
+			"a unique constraint on the event id but none on the operation (a payment id, an order id) the effect belongs to",
+		},
+		Confirm: reproStep + "Publish the same event twice by hand with two different ids and the same operation (the evidence lists both ids and the operation), then count the operation's effects with the effects observer: two confirm it. Key the consumer's claim by the operation and rerun.",
+	},
+	{
+		Kind:    KindOperationNotApplied,
+		Meaning: "A consumer acknowledged an event that names several business operations (consumers[].event.operations) and left at least one of them without an effect.",
+		Causes: []string{
+			"the handler applies only the first item of the event's list (or the last), or stops at the first item it has already seen",
+			"the whole event is deduplicated by its id after a partial failure, so the items not yet applied are never retried",
+		},
+		Confirm: reproStep + "Deliver the event the evidence names once and count each listed operation's effects with the effects observer: an operation with zero effects confirms it. Give each operation its own claim and acknowledge the message only once every operation is applied.",
+	},
 }

@@ -48,6 +48,9 @@ type Consumer struct {
 	RedeliveryAfter time.Duration
 	// Hooks are the consumer's test hooks (nil = none): make a handling fail, or slow.
 	Hooks *ConsumerHooks
+	// OperationDedupe declares that the consumer applies each business operation once, whatever
+	// message names it (operation_dedupe; needs event.operation or event.operations).
+	OperationDedupe bool
 
 	req     request  // the webhook request
 	headers []header // a queue message's headers
@@ -76,6 +79,12 @@ type EventSpec struct {
 	Type string
 	// ID says where the consumer reads the event id.
 	ID EventID
+	// Operation says where an event names the business operation it applies ({{.Operation}});
+	// nil = not declared.
+	Operation *EventOperation
+	// Operations says where an event names the several operations it applies
+	// ({{.Operations}}, a JSONPath over the body); nil = not declared.
+	Operations *EventOperation
 }
 
 // IDTravel is where an event's id travels to the consumer.
@@ -113,10 +122,16 @@ type EventVars struct {
 	// When is the point at which a fail_next hook fails the handling (hooks.fail_next only):
 	// FailBeforeEffect or FailAfterEffect.
 	When string
+	// Operation is the business operation the event applies (event.operation), "" when it names
+	// several; in the effects observer, the operation whose effects are counted.
+	Operation string
+	// Operations are every operation the event applies (event.operations): its one operation,
+	// or the several it names.
+	Operations []string
 }
 
 // consumerFields are the placeholders of a consumer's templates.
-var consumerFields = []string{"EventID", "Object", "Version", "Time", "Type", "Ref"}
+var consumerFields = []string{"EventID", "Object", "Version", "Time", "Type", "Ref", "Operation", "Operations"}
 
 // RenderEvent renders the event body.
 func (c *Consumer) RenderEvent(v EventVars) ([]byte, error) {
@@ -141,6 +156,9 @@ func (c *Consumer) MessageHeaders(v EventVars) (map[string]string, error) {
 	if c.Event.ID.In == IDInHeader {
 		out[c.Event.ID.Header] = v.EventID
 	}
+	if op := c.Event.Operation; op != nil && op.Header != "" && v.Operation != "" {
+		out[op.Header] = v.Operation
+	}
 	return out, nil
 }
 
@@ -157,7 +175,8 @@ func (c *Consumer) brokerURL() string {
 
 // consumerObjectFields are the fields of one consumer.
 var consumerObjectFields = []string{"name", "transport", "method", "path", "headers", "amqp", "nats", "event",
-	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "redelivery_after", "hooks"}
+	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "redelivery_after", "hooks",
+	"operation_dedupe"}
 
 // consumers decodes the consumers list.
 func (d *decoder) consumers(top *object) []*Consumer {
@@ -179,7 +198,7 @@ func (d *decoder) consumers(top *object) []*Consumer {
 			}
 		}
 		d.consumerTransport(o, c)
-		d.event(o, c)
+		eo := d.event(o, c)
 		d.signing(o, c)
 		c.Effects = d.observerAt(o, "effects", consumerFields)
 		if c.Effects == nil && !o.has("effects") {
@@ -196,6 +215,10 @@ func (d *decoder) consumers(top *object) []*Consumer {
 		}
 		d.redeliveryAfter(o, c)
 		c.Hooks = d.consumerHooks(o, c)
+		d.operationDedupe(o, eo, c)
+		if eo != nil {
+			d.checkOperations(o, eo, c)
+		}
 		out = append(out, c)
 	}
 	return out
@@ -232,14 +255,16 @@ func (d *decoder) consumerTransport(o *object, c *Consumer) {
 	}
 }
 
-// event decodes a consumer's event.
-func (d *decoder) event(o *object, c *Consumer) {
-	eo, ok := d.object(o.fields["event"].val, o.at("event"), "body", "type", "id")
+// event decodes a consumer's event, and returns its object (nil when it has none).
+func (d *decoder) event(o *object, c *Consumer) *object {
+	eo, ok := d.object(o.fields["event"].val, o.at("event"), "body", "type", "id", "operation", "operations")
 	if !ok {
 		d.ps.add(o.line, o.at("event"), "missing required field (the event body template, with {{.EventID}})")
-		return
+		return nil
 	}
 	d.eventID(eo, c)
+	d.eventOperation(eo, c)
+	d.eventOperations(eo, c)
 	if tp, ok := d.tmplField(eo, "body", consumerFields); ok {
 		c.event, c.Event.Body = tp, tp.src
 		if !strings.Contains(tp.src, ".EventID") && c.Event.ID.In == IDInBody {
@@ -259,6 +284,7 @@ func (d *decoder) event(o *object, c *Consumer) {
 			}
 		}
 	}
+	return eo
 }
 
 // eventID decodes where the event id travels: one of transport (queues only), header and
@@ -372,6 +398,9 @@ func (c *Consumer) Request(ctx context.Context, inst *Instance, v EventVars, bod
 	}
 	if c.Event.ID.In == IDInHeader {
 		req.Header.Set(c.Event.ID.Header, v.EventID)
+	}
+	if op := c.Event.Operation; op != nil && op.Header != "" && v.Operation != "" {
+		req.Header.Set(op.Header, v.Operation)
 	}
 	return req, nil
 }

@@ -155,6 +155,12 @@
 //	                                 # id, their default), {header: NAME}, {jsonpath: P} (webhooks'
 //	                                 # default $.id); elsewhere than the transport, each publication
 //	                                 # gets its own message id
+//	      operation: {jsonpath: $.data.payment_id}   # optional: where an event names the business
+//	                                 # operation it applies ({{.Operation}}), or {header: NAME};
+//	                                 # effects are then counted per operation
+//	      operations: {jsonpath: "$.data.items[*].id"}   # optional: the several it names
+//	                                 # ({{.Operations}}, a list)
+//	    operation_dedupe: true       # optional: one effect per operation, whatever message names it
 //	    signing: {scheme: standard-webhooks, secret: "${WEBHOOK_SECRET}", tolerance: 5m}
 //	                                 # standard-webhooks | stripe | github | hmac (hmac: {header,
 //	                                 # template, encoding, prefix, timestamp_header}) | none

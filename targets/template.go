@@ -50,7 +50,8 @@ var (
 	lifecycleFields = []string{"Ref", "Key", "Tenant", "Addr", "Downstream", "Storage", "Broker", "EventsURL", "EventsBroker"}
 	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq", "Prefix",
 		"EventID", "Object", "Version", "Time", "Type", "Broker", "EventsURL", "EventsBroker", "URL", "CAFile", "State", "Ops", "OpsFile", "Status", "Text",
-		"Restart"} // the client side's {{.Restart}}
+		"Restart", // the client side's {{.Restart}}
+		"Operation"}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
 		Broker: "127.0.0.1:4", EventsURL: "http://127.0.0.1:5/events", EventsBroker: "127.0.0.1:6"}
@@ -151,6 +152,8 @@ func varField(v any, name string) (string, bool) {
 			return v.Ms, true
 		case "When":
 			return v.When, true
+		case "Operation":
+			return v.Operation, true
 		}
 	case BulkVars:
 		if name == "Prefix" {
@@ -245,13 +248,17 @@ func renderParts(parts []part, v any) (string, bool) {
 	return b.String(), true
 }
 
-// data is what text/template sees: every field of Vars or LifecycleVars by name.
-func (t *tmpl) data(v any) map[string]string {
-	m := map[string]string{}
+// data is what text/template sees: every field of Vars or LifecycleVars by name (and an
+// event's list of operations, {{.Operations}}).
+func (t *tmpl) data(v any) map[string]any {
+	m := map[string]any{}
 	for _, name := range allFields {
 		if val, ok := varField(v, name); ok {
 			m[name] = val
 		}
+	}
+	if ev, ok := v.(EventVars); ok {
+		m["Operations"] = ev.Operations
 	}
 	return m
 }
@@ -427,7 +434,8 @@ func sampleFor(known []string) any {
 	case slices.Contains(known, "Key") && slices.Contains(known, "Seq"):
 		return ResponseVars{Key: "k-sample", Seq: "1", Ref: "rs-sample-1"}
 	case slices.Contains(known, "EventID"):
-		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref"}
+		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "3", Time: "2026-01-01T00:00:00Z", Type: "sample.updated", Ref: "rs-sample-ref",
+			Operation: sampleOperation, Operations: []string{sampleOperation}}
 		if slices.Contains(known, "Ms") {
 			v.Ms = "1000"
 		}

@@ -30,6 +30,7 @@ type consumerFlags struct {
 	ackWait         time.Duration
 	prefetch        int
 	idFrom          string
+	operationHeader string
 	push            bool
 	declare         bool
 	deleteOnExit    bool
@@ -52,6 +53,7 @@ func addConsumerFlags(cmd *cobra.Command) *consumerFlags {
 	f.DurationVar(&c.ackWait, "ack-wait", queue.DefaultAckWait, "AckWait of the durable consumer (nats)")
 	f.IntVar(&c.prefetch, "prefetch", queue.DefaultPrefetch, "unacknowledged messages handled at a time (amqp, nats)")
 	f.StringVar(&c.idFrom, "id-from", "", "where a delivery carries the event id: transport (the message id; the default on queues), body (the default on webhooks) or header:NAME")
+	f.StringVar(&c.operationHeader, "operation-header", "", "the header (of a webhook request or a message) that names the business operation an event applies (default: the body's data.operation, or its data.operations list)")
 	f.BoolVar(&c.push, "nats-push", false, "consume a durable push consumer (nats; created with a deliver subject and a queue group when missing) instead of pulling")
 	f.BoolVar(&c.declare, "declare", false, "create the queue (amqp, on the default exchange) or the stream (nats, the server's default duplicates window) when missing")
 	f.BoolVar(&c.deleteOnExit, "delete-on-exit", false, "delete the queue (amqp) or the stream (nats) on SIGTERM, through the broker link, before exiting")
@@ -93,7 +95,7 @@ func serveConsumer(ctx context.Context, cmd *cobra.Command, c *consumerFlags, co
 			Signing: webhook.Config{Scheme: scheme, Secret: secret}, Tolerance: c.tolerance,
 			DedupeRetention: c.dedupeRetention, LockTimeout: common.lockTimeout, Downstream: common.downstream,
 			DownstreamTimeout: common.downstreamTimeout, WorkDelay: common.workDelay, Mutant: m,
-			Hooks: common.hooks, IDFrom: idFrom, EffectDelay: effectDelay,
+			Hooks: common.hooks, IDFrom: idFrom, EffectDelay: effectDelay, OperationHeader: c.operationHeader,
 		},
 	}
 	switch c.transport {

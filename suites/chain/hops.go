@@ -279,7 +279,7 @@ func (h *hops) awaitApplied(ref string, anyEvent bool, since time.Time) bool {
 			}
 		}
 		for _, e := range evs {
-			if n, err := h.s.effects(h.parts, e.ID); err == nil && n > 0 {
+			if n, err := h.s.effects(h.parts, e); err == nil && n > 0 {
 				return true
 			}
 		}

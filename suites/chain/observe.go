@@ -28,12 +28,18 @@ func (s *S) eventsOf(parts *framework.ChainParts, pub *targets.Publish, start ti
 	return out
 }
 
-// effects counts the consumer's effects of one event.
-func (s *S) effects(parts *framework.ChainParts, id string) (int, error) {
+// effects counts the consumer's effects of one event: of the business operation it names where
+// the consumer's file says (consumers[].event.operation), or, when it names none there, of the
+// event itself (its id is its operation).
+func (s *S) effects(parts *framework.ChainParts, e check.Event) (int, error) {
 	c := parts.Chain.EventConsumer()
+	vars := targets.EventVars{EventID: e.ID, Operation: e.ID, Operations: []string{e.ID}}
+	if op, ok := c.OperationOf(e.Body, nil); ok {
+		vars.Operation, vars.Operations = op, []string{op}
+	}
 	ctx, cancel := s.AttemptCtx(1)
 	defer cancel()
-	return parts.Consumer.Target.Observe(ctx, c.Effects, targets.EventVars{EventID: id}, parts.Consumer.Observer, "consumer "+c.Name+" effects")
+	return parts.Consumer.Target.Observe(ctx, c.Effects, vars, parts.Consumer.Observer, "consumer "+c.Name+" effects")
 }
 
 // ties are what the events of one operation name: its ref, or the records its 2xx answers name.
@@ -127,7 +133,7 @@ func (s *S) observe(parts *framework.ChainParts, def *targets.Operation, pub *ta
 			}
 			ce := check.ChainEvent{ID: e.ID, Seq: s.copyEvent(pub, e), Copies: 1, Unaccepted: api.EventUnaccepted(pub, e.ID),
 				Effects: check.Count{Op: def.Name, Ref: op.Ref, Key: e.ID, Taken: true}}
-			ce.Effects.N, err = s.effects(parts, e.ID)
+			ce.Effects.N, err = s.effects(parts, e)
 			if err != nil {
 				ce.Effects.Err = s.History.Redactor().String(err.Error())
 			}

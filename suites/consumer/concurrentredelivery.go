@@ -69,7 +69,7 @@ MUST still take effect exactly once.`,
 			}
 			return spec(p, text, func(s *S) check.Result {
 				ev := s.NewEvent(c)
-				burst, overlaps := s.racedBurst(ev, k)
+				burst, overlaps := s.racedBurst(copies(ev, k))
 				var again check.Eventually
 				if c.Transport == targets.TransportWebhook && !allSucceeded(burst) {
 					again = ev.redeliver(s.claimWait(c), k) // what was not acknowledged comes again
@@ -87,7 +87,8 @@ MUST still take effect exactly once.`,
 // together.
 const concurrentDeliveries = 8
 
-// racedBurst delivers the event k times at once (deliverTogether) and makes their handlings
+// racedBurst delivers the events at once, delivery i the i-th (deliverTogether; k = len(evs),
+// copies of one event, or messages of one operation) and makes their handlings
 // race for certain where the harness holds the consumer's downstream: every downstream call is
 // held until each delivery has either reached the downstream or been answered (a webhook), or,
 // on a broker, until two handlings reached it or, once brokerHoldGrace passed after the last copy
@@ -98,12 +99,13 @@ const concurrentDeliveries = 8
 // most a quarter of the attempt timeout. It returns the deliveries and how many were in flight
 // together: the deliveries' own overlap (webhooks), or the copies published while a handling
 // was held (a broker: they were the consumer's to take while it held the event).
-func (s *S) racedBurst(ev *Event, k int) ([]history.Attempt, check.Overlaps) {
+func (s *S) racedBurst(evs []*Event) ([]history.Attempt, check.Overlaps) {
+	ev, k := evs[0], len(evs)
 	overlaps := check.Overlaps{K: k}
 	switch {
 	case s.Faults.Sink != nil:
 	case !ev.C.IsQueue():
-		burst := s.deliverTogether(ev, k, 0)
+		burst := s.deliverTogether(evs, 0)
 		overlaps.Add(burst)
 		return burst, overlaps
 	case ev.C.Hooks.CanSlow():
@@ -111,25 +113,25 @@ func (s *S) racedBurst(ev *Event, k int) ([]history.Attempt, check.Overlaps) {
 		if err := s.slowFor(ev.C, concurrentSlowMs); err != nil {
 			s.Notef("cannot slow the handlings (%v): the copies race unslowed", err)
 		}
-		burst := s.deliverTogether(ev, k, concurrentSlowMs)
+		burst := s.deliverTogether(evs, concurrentSlowMs)
 		overlaps.AddCount(publishedWithin(burst, concurrentSlowMs*time.Millisecond))
 		return burst, overlaps
 	default:
 		overlaps.Unseen = "the copies were published at once, but nothing shows whether the consumer handled two at the same time " +
 			"(declare a downstream binding, or hooks.slow, so that its handlings can be held or stretched)"
-		return s.deliverTogether(ev, k, 0), overlaps
+		return s.deliverTogether(evs, 0), overlaps
 	}
 	f := s.Faults.Sink.HoldFault()
 	if err := s.Inject(f); err != nil {
 		s.Notef("cannot hold the downstream (%v): the deliveries race unheld", err)
-		burst := s.deliverTogether(ev, k, 0)
+		burst := s.deliverTogether(evs, 0)
 		overlaps.Add(burst)
 		return burst, overlaps
 	}
 	defer s.Heal(f)
 	var answered atomic.Int32
 	done := make(chan []history.Attempt, 1)
-	go func() { done <- s.deliverCounting(ev, k, 0, &answered) }()
+	go func() { done <- s.deliverCounting(evs, 0, &answered) }()
 	start := time.Now()
 	deadline := start.Add(s.Settings.AttemptTimeout / 4)
 	var burst []history.Attempt
@@ -205,17 +207,27 @@ func publishedWithin(burst []history.Attempt, window time.Duration) int {
 // handlers (it pushes them within milliseconds).
 const brokerHoldGrace = time.Second
 
-// deliverTogether delivers the event k times at once: k goroutines parked on a barrier and
+// copies returns k copies of one event (its deliveries).
+func copies(ev *Event, k int) []*Event {
+	out := make([]*Event, k)
+	for i := range out {
+		out[i] = ev
+	}
+	return out
+}
+
+// deliverTogether delivers the events at once: one goroutine per event parked on a barrier and
 // released together by closing a channel, webhook delivery i to instance i (over warm
-// connections), broker copies published at once; each slowed by the slow hook when slowMs > 0.
-func (s *S) deliverTogether(ev *Event, k int, slowMs int64) []history.Attempt {
-	return s.deliverCounting(ev, k, slowMs, nil)
+// connections), broker messages published at once; each slowed by the slow hook when slowMs > 0.
+func (s *S) deliverTogether(evs []*Event, slowMs int64) []history.Attempt {
+	return s.deliverCounting(evs, slowMs, nil)
 }
 
 // deliverCounting is deliverTogether that counts in answered the deliveries answered so far
 // (nil: not counted).
-func (s *S) deliverCounting(ev *Event, k int, slowMs int64, answered *atomic.Int32) []history.Attempt {
-	if ev.C.Transport == targets.TransportWebhook {
+func (s *S) deliverCounting(evs []*Event, slowMs int64, answered *atomic.Int32) []history.Attempt {
+	k := len(evs)
+	if evs[0].C.Transport == targets.TransportWebhook {
 		ctx, cancel := s.AttemptCtx(1)
 		n := len(s.Target.Instances)
 		for i := range s.Target.Instances {
@@ -232,7 +244,7 @@ func (s *S) deliverCounting(ev *Event, k int, slowMs int64, answered *atomic.Int
 		done.Go(func() {
 			ready.Done()
 			<-start
-			out[i] = ev.Deliver(Delivery{Instance: i, SlowMs: slowMs})
+			out[i] = evs[i].Deliver(Delivery{Instance: i, SlowMs: slowMs})
 			if answered != nil {
 				answered.Add(1)
 			}

@@ -42,7 +42,7 @@ func natsConcurrentPath(e *Env, c *targets.Consumer) (int, string) {
 // slow hook so that they overlap (racedBurst): the event MUST take effect once.
 func (s *S) concurrentNATSCopies(c *targets.Consumer, k int) check.Result {
 	ev := s.NewEvent(c)
-	burst, overlaps := s.racedBurst(ev, k)
+	burst, overlaps := s.racedBurst(copies(ev, k))
 	res := check.ConcurrentRedelivery(burst, check.Eventually{}, s.settle(ev))
 	overlaps.Judge(&res, "copies of one event")
 	return res

@@ -69,6 +69,12 @@ type consumerRig struct {
 	wrap func(http.Handler) http.Handler
 	// options are added to the harness's.
 	options []framework.Option
+	// operations makes the events name their business operations (data.operation and
+	// data.operations, or operationHeader for the one), counted per operation, with
+	// operation_dedupe unless noOperationDedupe (withOperations).
+	operations        bool
+	noOperationDedupe bool
+	operationHeader   string
 }
 
 // consumerHooks is the hooks block of a consumer that offers the reference's test hooks.
@@ -83,6 +89,28 @@ func (r consumerRig) shaped(doc string) string {
 	}
 	if r.idHeader != "" {
 		doc = strings.Replace(doc, "    effects:", "      id: {header: "+r.idHeader+"}\n    effects:", 1)
+	}
+	if r.operations {
+		doc = withOperations(doc, !r.noOperationDedupe, r.operationHeader)
+	}
+	return doc
+}
+
+// withOperations makes a rig's target file say where its events name their business
+// operations, as the reference reads them (the body's data.operation and data.operations; or,
+// with a header, the one operation in that header and no list), counts effects per operation,
+// and declares operation_dedupe when dedupe.
+func withOperations(doc string, dedupe bool, header string) string {
+	body := `"data": {"ref": "{{.Ref}}"}}'` + "\n"
+	if header != "" {
+		doc = strings.Replace(doc, body, body+"      operation: {header: "+header+"}\n", 1)
+	} else {
+		doc = strings.Replace(doc, body, `"data": {"ref": "{{.Ref}}", "operation": {{json .Operation}}, "operations": {{json .Operations}}}}'`+"\n"+
+			"      operation: {jsonpath: $.data.operation}\n      operations: {jsonpath: '$.data.operations[*]'}\n", 1)
+	}
+	doc = strings.Replace(doc, `query: "event={{.EventID}}"`, `query: "operation={{.Operation}}"`, 1)
+	if dedupe {
+		doc = strings.Replace(doc, "    lock_timeout: 2s\n", "    lock_timeout: 2s\n    operation_dedupe: true\n", 1)
 	}
 	return doc
 }
@@ -130,6 +158,7 @@ func (r consumerRig) newConsumer(t *testing.T, sink *faults.Sink) *consumer.Cons
 	if r.idHeader != "" {
 		cfg.IDFrom = consumer.IDFrom{In: consumer.IDInHeader, Header: r.idHeader}
 	}
+	cfg.OperationHeader = r.operationHeader
 	c, err := consumer.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,12 +12,18 @@ import (
 // Deduplicating on a hash of the payload instead of the event id silently drops the second
 // (several deduplication middlewares do).
 //
+// Where events name their business operation (consumers[].event.operation), the second names
+// an operation of its own: two events are two operations (same-operation-new-message checks two
+// messages of one). Its body then differs from the first's beyond the id, so a payload hash
+// tells them apart: payload-dedupe's row runs where events name no operation.
+//
 // Catches: payload-dedupe (the second event is acknowledged as a duplicate: a dropped event).
 func init() {
 	p := &Property{
 		Name: "distinct-events",
 		Must: `Two events with different ids and otherwise the same body MUST both be acknowledged and
-MUST each take effect exactly once: a consumer deduplicates on the event id, never on the payload.`,
+MUST each take effect exactly once: a consumer deduplicates on the event id (or the business operation
+an event names, each event its own), never on the payload.`,
 		Catches:    []string{"payload-dedupe"},
 		Needs:      []string{"consumers[].effects"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},

@@ -32,6 +32,12 @@ type Event struct {
 	Time       time.Time
 	// Ref is the run's ref of the event (in {{.Ref}}).
 	Ref string
+	// Operation is the business operation the event applies ({{.Operation}}: a new one per
+	// event, unless made by SameOperation); "" when it names several.
+	Operation string
+	// Operations are every operation it applies ({{.Operations}}): its one, or the several
+	// made by ManyOperations.
+	Operations []string
 }
 
 // NewEvent returns a fresh event (a new id) about a fresh object, at version 1.
@@ -44,35 +50,76 @@ func (s *S) NewEvent(c *targets.Consumer) *Event {
 // newEvent is NewEvent without a note in the spec's evidence (for loads of hundreds).
 func (s *S) newEvent(c *targets.Consumer) *Event {
 	n := s.Next()
-	return &Event{s: s, C: c, ID: eventID(s.Env, n), Ref: s.Ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
+	ev := &Event{s: s, C: c, ID: eventID(s.Env, n), Ref: s.Ref(n), Object: fmt.Sprintf("obj_%s_%04d", s.Settings.RunID, n),
 		Version: 1, Time: time.Now().UTC()}
+	ev.setOperation(operationID(s.Env, n))
+	return ev
 }
 
 // eventID is the run's n-th event id, from the run's key prefix (--key reproduces them).
 func eventID(e *Env, n int64) string { return fmt.Sprintf("evt_%s_%04d", e.Settings.KeyPrefix, n) }
 
-// Next returns the object's next event: a new id, the version after ev's.
+// operationID is the run's n-th business operation, from the run's key prefix.
+func operationID(e *Env, n int64) string { return fmt.Sprintf("op_%s_%04d", e.Settings.KeyPrefix, n) }
+
+// setOperation makes op the one operation the event applies.
+func (ev *Event) setOperation(op string) { ev.Operation, ev.Operations = op, []string{op} }
+
+// Next returns the object's next event: a new id (and a new operation), the version after ev's.
 func (ev *Event) Next() *Event {
 	n := ev.s.Next()
 	next := *ev
 	next.ID, next.Version, next.Time = eventID(ev.s.Env, n), ev.Version+1, ev.Time.Add(time.Second)
+	next.setOperation(operationID(ev.s.Env, n))
 	ev.s.NoteKey(next.ID)
 	return &next
 }
 
 // Twin returns an event with another id and otherwise the same content (object, version, time):
-// two events, not one delivered twice.
+// two events, not one delivered twice. Where events name their business operation, the twin
+// names its own (two events are two operations; SameOperation makes two messages of one).
 func (ev *Event) Twin() *Event {
+	n := ev.s.Next()
 	twin := *ev
-	twin.ID = eventID(ev.s.Env, ev.s.Next())
+	twin.ID = eventID(ev.s.Env, n)
+	twin.setOperation(operationID(ev.s.Env, n))
 	ev.s.NoteKey(twin.ID)
 	return &twin
+}
+
+// SameOperation returns another message of ev's business operation: another event id and
+// otherwise the same content (the operation, object, version, time), as a relay that lost its
+// state publishes it again, or a person replays it under a new id.
+func (ev *Event) SameOperation() *Event {
+	again := *ev
+	again.ID = eventID(ev.s.Env, ev.s.Next())
+	ev.s.NoteKey(again.ID)
+	return &again
+}
+
+// ManyOperations returns a fresh event naming k new business operations ({{.Operations}};
+// {{.Operation}} is "").
+func (s *S) ManyOperations(c *targets.Consumer, k int) *Event {
+	ev := s.NewEvent(c)
+	ev.Operation, ev.Operations = "", make([]string, k)
+	for i := range k {
+		ev.Operations[i] = operationID(s.Env, s.Next())
+	}
+	return ev
+}
+
+// NamingAgain returns a fresh event (a new id, the object's next version) naming op, one of
+// the operations ev named.
+func (ev *Event) NamingAgain(op string) *Event {
+	next := ev.Next()
+	next.setOperation(op)
+	return next
 }
 
 // vars are the event's template values.
 func (ev *Event) vars() targets.EventVars {
 	return targets.EventVars{EventID: ev.ID, Object: ev.Object, Version: strconv.Itoa(ev.Version),
-		Time: ev.Time.Format(time.RFC3339), Type: ev.C.Event.Type, Ref: ev.Ref}
+		Time: ev.Time.Format(time.RFC3339), Type: ev.C.Event.Type, Ref: ev.Ref, Operation: ev.Operation, Operations: ev.Operations}
 }
 
 // Body renders the event's body.
@@ -304,6 +351,32 @@ func (ev *Event) Effects() check.Count {
 		ev.s.Notef("%s: %s", name, c.Err)
 	}
 	return c
+}
+
+// OperationEffects counts the effects of one business operation the event names, through the
+// effects observer asked with {{.Operation}} = op.
+func (ev *Event) OperationEffects(op string) check.Count {
+	c := check.Count{Op: ev.C.Name, Ref: op, Key: ev.ID, Taken: true}
+	name := fmt.Sprintf("effects(%s, operation %s)", ev.C.Name, op)
+	n, err := ev.operationEffects(op)
+	if err != nil {
+		c.Err = ev.s.History.Redactor().String(err.Error())
+		ev.s.Notef("%s: %s", name, c.Err)
+		return c
+	}
+	c.N = n
+	ev.s.NoteCount(name, n)
+	return c
+}
+
+// operationEffects counts the effects of one business operation, without a note in the
+// evidence (a wait asks again and again).
+func (ev *Event) operationEffects(op string) (int, error) {
+	v := ev.vars()
+	v.Operation = op
+	ctx, cancel := ev.s.AttemptCtx(2)
+	defer cancel()
+	return ev.s.Target.Observe(ctx, ev.C.Effects, v, ev.s.Observer, "consumer "+ev.C.Name+" effects")
 }
 
 // State reads the version the consumer stored for the event's object (not taken without a

@@ -94,6 +94,7 @@ var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", 
 	"redelivery", "distinct-events", "concurrent-redelivery", "lost-ack", "failed-then-redelivered",
 	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
 	"signature", "delivery-load",
+	"same-operation-new-message", "one-message-many-operations", // one business operation, many messages
 	"retries-transient", "same-key-on-retry", "new-key-per-operation", "no-retry-on-rejection", "retry-after", "backoff",
 	"bounded", "restart-reuses-key", "key-present", "chain"}
 

@@ -72,8 +72,12 @@ type Config struct {
 	// IDFrom says where a delivery carries the event id. The zero value: the body of a webhook
 	// delivery, the transport's message id of a queue message.
 	IDFrom IDFrom
-	Now    func() time.Time
-	Logger *log.Logger
+	// OperationHeader names the header (of a webhook request, or of a queue message) that names
+	// the business operation an event applies; "" = the body's data.operation (or its
+	// data.operations list, which a header never overrides).
+	OperationHeader string
+	Now             func() time.Time
+	Logger          *log.Logger
 }
 
 // Consumer is the reference webhook consumer. It implements http.Handler, and Deliver for

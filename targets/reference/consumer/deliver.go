@@ -65,7 +65,9 @@ var ErrDownstream = errors.New("downstream call failed")
 // then mark the event done, write its effect and move its object's state forward in one
 // transaction. The work goes on when ctx is cancelled (a client that hangs up does not
 // abandon an effect half-way); a crashed process leaves a claim that a redelivery takes
-// over after the lock timeout.
+// over after the lock timeout. An event that names business operations is handled once per
+// operation, each claimed on its own (two messages of one operation apply it once; one message
+// of several applies each); one that names none is claimed on its id.
 func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
 	ctx = context.WithoutCancel(ctx)
 	ev, err := parseEvent(d)
@@ -73,6 +75,69 @@ func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
 		return Outcome{Kind: Rejected, Event: d.ID, Text: err.Error()}
 	}
 	ev.delay, ev.fail, ev.redelivered = d.Delay, d.Fail, d.Redelivered
+	units := c.units(ev)
+	if len(units) == 1 {
+		return c.deliverUnit(ctx, units[0], d.Body)
+	}
+	applied := 0
+	for _, u := range units {
+		out := c.deliverUnit(ctx, u, d.Body)
+		switch out.Kind {
+		case Processed:
+			applied++
+		case Duplicate:
+		default:
+			return out // not acknowledged: its redelivery applies the operations still to apply
+		}
+	}
+	if applied == 0 {
+		return Outcome{Kind: Duplicate, Event: ev.ID, Text: "every operation of the event was already applied"}
+	}
+	return Outcome{Kind: Processed, Event: ev.ID, Text: fmt.Sprintf("the event took effect (%d of its %d operations applied now)", applied, len(units))}
+}
+
+// units are the handlings of one event: one per business operation it names (the first only,
+// in the first-operation-only mutant), or the event itself when it names none.
+func (c *Consumer) units(ev Event) []Event {
+	if len(ev.ops) == 0 {
+		ev.op = ev.ID
+		return []Event{ev}
+	}
+	ops := ev.ops
+	if c.cfg.Mutant == MutantFirstOperationOnly {
+		ops = ops[:1]
+	}
+	out := make([]Event, len(ops))
+	for i, op := range ops {
+		u := ev
+		u.op, u.opKey = op, "op:"+op
+		if c.cfg.Mutant == MutantMessageIDDedupe {
+			u.opKey = "msg:" + ev.ID + ":" + op // a new message of the operation is a new key
+		}
+		out[i] = u
+	}
+	return out
+}
+
+// dedupeKey is what a handling claims: its operation's key, or the event id when the event
+// names no operation.
+func (ev Event) dedupeKey() string {
+	if ev.opKey != "" {
+		return ev.opKey
+	}
+	return ev.ID
+}
+
+// keyed is a mutant's dedupe key k of the event, per operation when the event names some.
+func (ev Event) keyed(k string) string {
+	if ev.opKey != "" {
+		return k + ":" + ev.op
+	}
+	return k
+}
+
+// deliverUnit runs one handling of an event: its one operation (or the event itself).
+func (c *Consumer) deliverUnit(ctx context.Context, ev Event, body []byte) Outcome {
 	switch c.cfg.Mutant {
 	case MutantNoDedupe:
 		return c.apply(ctx, ev, Completion{Key: ""})
@@ -81,12 +146,12 @@ func (c *Consumer) Deliver(ctx context.Context, d Delivery) Outcome {
 	case MutantInMemoryDedupe:
 		return c.inMemoryDedupe(ctx, ev)
 	}
-	key := ev.ID
+	key := ev.dedupeKey()
 	switch c.cfg.Mutant {
 	case MutantPayloadDedupe:
-		key = payloadKey(d.Body)
+		key = ev.keyed(payloadKey(body))
 	case MutantRawBytesDedupe:
-		key = rawKey(d.Body)
+		key = ev.keyed(rawKey(body))
 	}
 	res, err := c.cfg.Store.Claim(ctx, c.claimRequest(key))
 	if err != nil {
@@ -162,14 +227,15 @@ func (c *Consumer) afterFailure(ctx context.Context, key string, token int64) {
 // checkThenInsert is the check-then-insert mutant: look the event up, work, then upsert it
 // as done with its effect, with nothing atomic between the lookup and the write.
 func (c *Consumer) checkThenInsert(ctx context.Context, ev Event) Outcome {
-	row, err := c.cfg.Store.Lookup(ctx, ev.ID)
+	key := ev.dedupeKey()
+	row, err := c.cfg.Store.Lookup(ctx, key)
 	if err != nil {
 		return c.storeFailed(ev, "lookup", err)
 	}
-	if outcome, _ := Decide(row, c.claimRequest(ev.ID)); outcome == ClaimDone {
+	if outcome, _ := Decide(row, c.claimRequest(key)); outcome == ClaimDone {
 		return Outcome{Kind: Duplicate, Event: ev.ID, Text: "the event was already processed"}
 	}
-	return c.apply(ctx, ev, Completion{Key: ev.ID, Force: true})
+	return c.apply(ctx, ev, Completion{Key: key, Force: true})
 }
 
 // apply works, calls the downstream and completes without a claim to give back.
@@ -187,7 +253,7 @@ func (c *Consumer) complete(ctx context.Context, ev Event, completion Completion
 	completion.Now = now
 	completion.Retention = c.retention()
 	completion.OrderBlind = c.cfg.Mutant == MutantOrderBlind
-	completion.Effect = Effect{Event: ev.ID, Object: ev.Object, Version: ev.Version, Created: now}
+	completion.Effect = Effect{Event: ev.ID, Object: ev.Object, Version: ev.Version, Created: now, Operation: ev.op}
 	ok, err := c.cfg.Store.Complete(ctx, completion)
 	switch {
 	case err != nil:

@@ -14,20 +14,26 @@ import (
 // downstreamCall is the JSON body of the downstream call. The sink attributes calls by
 // "ref", the event id.
 type downstreamCall struct {
-	Ref     string `json:"ref"`
-	Event   string `json:"event"`
-	Object  string `json:"object"`
-	Version int64  `json:"version"`
+	Ref       string `json:"ref"`
+	Event     string `json:"event"`
+	Object    string `json:"object"`
+	Version   int64  `json:"version"`
+	Operation string `json:"operation,omitempty"`
 }
 
 // callDownstream POSTs the event's effect to {Downstream}/v1/effects with the event id as
-// its Idempotency-Key, so every delivery of one event sends the same downstream key. The
+// its Idempotency-Key (the operation's dedupe key when the event names operations), so every
+// delivery of one event, or every message of one operation, sends the same downstream key. The
 // error wraps ErrDownstream.
 func (c *Consumer) callDownstream(ctx context.Context, ev Event) error {
 	if c.cfg.Downstream == "" {
 		return nil
 	}
-	payload, _ := json.Marshal(downstreamCall{Ref: ev.ID, Event: ev.ID, Object: ev.Object, Version: ev.Version})
+	var op string
+	if ev.opKey != "" {
+		op = ev.op
+	}
+	payload, _ := json.Marshal(downstreamCall{Ref: ev.ID, Event: ev.ID, Object: ev.Object, Version: ev.Version, Operation: op})
 	url := strings.TrimRight(c.cfg.Downstream, "/") + DownstreamPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
@@ -35,7 +41,7 @@ func (c *Consumer) callDownstream(ctx context.Context, ev Event) error {
 	}
 	req.GetBody = nil // never let the transport re-send the call behind our back
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", ev.ID)
+	req.Header.Set("Idempotency-Key", ev.dedupeKey())
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDownstream, err)

@@ -1,18 +1,23 @@
 package consumer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Event is the JSON body of a delivery, as the harness sends it to the reference consumer:
 // {"id":"evt_…","type":"object.updated","object":"obj_…","version":3,"created":"RFC 3339",
 // "data":{…}}. The id, the object and the version are required; the id identifies the
-// event across redeliveries, and the version orders the object's states.
+// event across redeliveries, and the version orders the object's states. An event may name
+// the business operation it applies (data.operation, or the header Config.OperationHeader
+// names) or the several it applies (data.operations, a list of strings): the consumer then
+// deduplicates on each operation, not on the event id.
 type Event struct {
 	ID      string          `json:"id"`
 	Type    string          `json:"type,omitempty"`
@@ -24,6 +29,15 @@ type Event struct {
 	delay       time.Duration // the slow hook's delay for this handling
 	fail        string        // the delivery's FailHeader ("" = none)
 	redelivered bool          // the transport flagged the delivery as a redelivery
+	ops         []string      // the operations the event names (none: it names none)
+	op          string        // the operation one handling applies: one of ops, or the event id
+	opKey       string        // the dedupe key of op ("" when the event names no operation)
+}
+
+// eventData is what the consumer reads of an event's data: the operations it names.
+type eventData struct {
+	Operation  string   `json:"operation"`
+	Operations []string `json:"operations"`
 }
 
 // Delivery is one delivery of an event, whatever carried it.
@@ -40,6 +54,9 @@ type Delivery struct {
 	// Redelivered says the transport flagged the delivery as a redelivery (a queue's flag; a
 	// webhook has none).
 	Redelivered bool
+	// Operation is the operation the delivery's header names (Config.OperationHeader); "" = the
+	// body's data.operation, if any.
+	Operation string
 }
 
 // parseEvent validates a delivery's body and returns its event, whose ID is the delivery's
@@ -67,7 +84,31 @@ func parseEvent(d Delivery) (Event, error) {
 	if _, ok := raw["version"]; !ok || ev.Version < 0 {
 		return Event{}, errors.New(`field "version" must be a non-negative integer`)
 	}
+	ops, err := operationsOf(ev.Data, d.Operation)
+	if err != nil {
+		return Event{}, err
+	}
+	ev.ops = ops
 	return ev, nil
+}
+
+// operationsOf returns the operations an event names: data.operations when it lists any, else
+// the header's operation or data.operation; none when it names none.
+func operationsOf(data json.RawMessage, header string) ([]string, error) {
+	var od eventData
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && json.Unmarshal(data, &od) != nil {
+		return nil, errors.New(`field "data": "operation" must be a string and "operations" a list of strings`)
+	}
+	ops := slices.DeleteFunc(slices.Clone(od.Operations), func(s string) bool { return s == "" })
+	switch {
+	case len(ops) > 0:
+		return slices.Compact(ops), nil
+	case header != "":
+		return []string{header}, nil
+	case od.Operation != "":
+		return []string{od.Operation}, nil
+	}
+	return nil, nil
 }
 
 // payloadKey is the payload-dedupe mutant's dedupe key: a hash of the body without its id

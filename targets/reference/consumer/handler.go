@@ -45,7 +45,7 @@ func (c *Consumer) receive(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	d := Delivery{ID: id, Body: body, Delay: delay}
+	d := Delivery{ID: id, Body: body, Delay: delay, Operation: c.operationHeader(r.Header.Get)}
 	if c.hooks.on {
 		d.Fail = r.Header.Get(FailHeader) // a webhook has no redelivery flag: the harness sends it first only
 	}
@@ -98,18 +98,21 @@ func writeOutcome(w http.ResponseWriter, o Outcome) {
 
 // effectBody is one effect as GET /v1/effects lists it.
 type effectBody struct {
-	Event   string    `json:"event"`
-	Object  string    `json:"object"`
-	Version int64     `json:"version"`
-	Created time.Time `json:"created"`
+	Event     string    `json:"event"`
+	Object    string    `json:"object"`
+	Version   int64     `json:"version"`
+	Created   time.Time `json:"created"`
+	Operation string    `json:"operation"`
 }
 
-// effects answers GET /v1/effects?event=ID and/or ?object=ID: the observer that counts
-// effects.
+// effects answers GET /v1/effects?event=ID, ?operation=ID and/or ?object=ID: the observer that
+// counts effects (an event's, an operation's: the one an event named, or the event's own id
+// when it named none).
 func (c *Consumer) effects(w http.ResponseWriter, r *http.Request) {
-	f := EffectFilter{Event: r.URL.Query().Get("event"), Object: r.URL.Query().Get("object")}
-	if f.Event == "" && f.Object == "" {
-		writeProblem(w, http.StatusBadRequest, "query parameter event or object is required")
+	q := r.URL.Query()
+	f := EffectFilter{Event: q.Get("event"), Object: q.Get("object"), Operation: q.Get("operation")}
+	if f.Event == "" && f.Object == "" && f.Operation == "" {
+		writeProblem(w, http.StatusBadRequest, "query parameter event, operation or object is required")
 		return
 	}
 	list, err := c.cfg.Store.Effects(r.Context(), f)

@@ -46,6 +46,14 @@ func (f IDFrom) String() string {
 	return f.In
 }
 
+// operationHeader is the operation a delivery's header names (Config.OperationHeader), or "".
+func (c *Consumer) operationHeader(get func(string) string) string {
+	if c.cfg.OperationHeader == "" {
+		return ""
+	}
+	return strings.TrimSpace(get(c.cfg.OperationHeader))
+}
+
 // errNoID is the rejection of a delivery without the id where IDFrom says it travels.
 var errNoID = errors.New("the delivery carries no event id where the consumer reads it")
 

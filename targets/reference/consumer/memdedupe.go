@@ -46,14 +46,15 @@ func (s *seenSet) end(id string, applied bool) {
 // inMemoryDedupe is the in-memory-dedupe mutant: the effect is stored, the event id only
 // remembered by this process.
 func (c *Consumer) inMemoryDedupe(ctx context.Context, ev Event) Outcome {
-	switch c.seen.begin(ev.ID) {
+	key := ev.dedupeKey()
+	switch c.seen.begin(key) {
 	case ClaimDone:
 		return Outcome{Kind: Duplicate, Event: ev.ID, Text: "the event was already processed"}
 	case ClaimInFlight:
 		return Outcome{Kind: InFlight, Event: ev.ID, Text: "another delivery of this event is being processed"}
 	}
 	out := c.apply(ctx, ev, Completion{Key: ""})
-	c.seen.end(ev.ID, out.Kind == Processed)
+	c.seen.end(key, out.Kind == Processed)
 	return out
 }
 

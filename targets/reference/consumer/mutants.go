@@ -29,6 +29,9 @@ const (
 	MutantRawBytesDedupe          Mutant = "raw-bytes-dedupe"
 	MutantFutureTimestampAccepted Mutant = "future-timestamp-accepted"
 	MutantFailsAfterEffect        Mutant = "fails-after-effect"
+	// The mutants of one business operation in several messages (issue 40).
+	MutantMessageIDDedupe    Mutant = "message-id-dedupe"
+	MutantFirstOperationOnly Mutant = "first-operation-only"
 )
 
 // The transports a consumer mutant can apply to.
@@ -136,8 +139,10 @@ func also(c Catch) Catch {
 var Mutants = []MutantInfo{
 	{MutantNoDedupe, "no claim at all: every delivery of an event takes effect",
 		AllStores, nil, allTransports, []Catch{sink("redelivery"), also(noSink("lost-ack", queuesOnly...))}},
+	// Proven without a sink: the sink shape's events name their operations, and distinct-events
+	// gives each twin its own, so its body differs from the first's beyond its id.
 	{MutantPayloadDedupe, "deduplicates on a hash of the body without its id: a second event with the same content is dropped as a duplicate",
-		AllStores, nil, allTransports, []Catch{sink("distinct-events")}},
+		AllStores, nil, allTransports, []Catch{noSink("distinct-events")}},
 	{MutantCheckThenInsert, "looks the event up, works, then inserts, with nothing atomic between: concurrent redeliveries all take effect",
 		AllStores, nil, allTransports, []Catch{sink("concurrent-redelivery"), also(noSink("concurrent-redelivery", TransportNATS))}},
 	{MutantClaimBeforeEffect, "the claim commits as done in its own transaction before the effect: a crash in between drops the event, and its redelivery is acknowledged as a duplicate",
@@ -166,7 +171,19 @@ var Mutants = []MutantInfo{
 		AllStores, nil, webhookOnly, []Catch{noSink("signature")}},
 	{MutantFailsAfterEffect, "the effect commits on its own, then an error after it (the fail_next hook's after-effect point) gives the claim back: the redelivery applies the event again",
 		AllStores, nil, allTransports, []Catch{noSink("failed-then-redelivered", TransportWebhook), also(noSink("failed-then-redelivered", queuesOnly...))}},
+	// One business operation, many messages: proven where the reference's events name their
+	// operations (the sink shape's files declare event.operation and event.operations), on SQLite
+	// (the dedupe key is the only change: every store runs the same claim on it).
+	{MutantMessageIDDedupe, "deduplicates on the message id even where the event names its business operation: two messages of one operation (a relay's re-publication, a replay under a new id) both take effect",
+		sqliteOnly, nil, webhookAMQP, []Catch{sink("same-operation-new-message")}},
+	{MutantFirstOperationOnly, "an event naming several business operations applies the first and acknowledges the rest unapplied",
+		sqliteOnly, nil, webhookAMQP, []Catch{sink("one-message-many-operations")}},
 }
+
+var (
+	sqliteOnly  = []string{"sqlite"}
+	webhookAMQP = []string{TransportWebhook, TransportAMQP}
+)
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct consumer).
 func ParseMutant(name string) (Mutant, error) {

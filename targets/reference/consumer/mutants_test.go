@@ -41,7 +41,26 @@ func mutantCases() map[Mutant]mutantCase {
 		MutantRawBytesDedupe:          {rigOpts{}, showRawBytesDedupe},
 		MutantFutureTimestampAccepted: {standard, showFutureTimestampAccepted},
 		MutantFailsAfterEffect:        {rigOpts{hooks: true, noDownstream: true}, showFailsAfterEffect},
+		MutantMessageIDDedupe:         {rigOpts{}, showMessageIDDedupe},
+		MutantFirstOperationOnly:      {rigOpts{}, showFirstOperationOnly},
 	}
+}
+
+// showMessageIDDedupe delivers two messages (two ids) of one business operation: the correct
+// consumer applies it once.
+func showMessageIDDedupe(t *testing.T, r *rig) (bool, string) {
+	a := r.deliver(opEvent("evt_m1", "obj_1", 1, "pay_1"))
+	b := r.deliver(opEvent("evt_m2", "obj_1", 1, "pay_1"))
+	n := r.opEffects("pay_1")
+	return n > 1, fmt.Sprintf("operation pay_1 took effect %d times after two messages naming it (%s, %s)", n, a.str("status"), b.str("status"))
+}
+
+// showFirstOperationOnly delivers one message naming three operations: the correct consumer
+// applies each.
+func showFirstOperationOnly(t *testing.T, r *rig) (bool, string) {
+	a := r.deliver(opEvent("evt_f1", "obj_1", 1, "item_1", "item_2", "item_3"))
+	counts := []int{r.opEffects("item_1"), r.opEffects("item_2"), r.opEffects("item_3")}
+	return slices.Contains(counts, 0), fmt.Sprintf("the message naming three operations was %s; their effects %v", a.str("status"), counts)
 }
 
 // TestMutantsShowTheirBugs runs every webhook mutant's scenario on every store in its

@@ -32,7 +32,7 @@ func (c *Consumer) QueueHandler() queue.Handler {
 // message id by default), the body, and the slow hook's delay from the message's headers.
 func (c *Consumer) queueDelivery(m queue.Message) (Delivery, error) {
 	header := func(name string) string { return m.Header(name) }
-	d := Delivery{Body: m.Body}
+	d := Delivery{Body: m.Body, Operation: c.operationHeader(header)}
 	switch c.cfg.IDFrom.In {
 	case IDInDefault, IDInTransport:
 		d.ID = m.ID

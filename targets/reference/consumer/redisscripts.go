@@ -39,10 +39,10 @@ return {1, token}
 `)
 
 // completeScript applies a completion. KEYS: event hash, all-effects list, the event's
-// effects list, the object's effects list, object hash. ARGV: mode ("claim" checks the
+// effects list, the object's effects list, object hash, the operation's effects list. ARGV: mode ("claim" checks the
 // claim and marks it done; "force" upserts the record as done; "none" leaves it alone),
 // token, effect JSON, version, event id, now, new-record token, order-blind ("1"/"0"),
-// TTL ms. Returns 1, or 0 if fenced (nothing written).
+// TTL ms, whether the effect names an operation ("1"/"0"). Returns 1, or 0 if fenced (nothing written).
 var completeScript = redis.NewScript(versionLua + `
 local mode = ARGV[1]
 if mode == 'claim' then
@@ -57,6 +57,7 @@ elseif mode == 'force' then
   if tonumber(ARGV[9]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[9]) end
 end
 for i = 2, 4 do redis.call('RPUSH', KEYS[i], ARGV[3]) end
+if ARGV[10] == '1' then redis.call('RPUSH', KEYS[6], ARGV[3]) end
 local cur = redis.call('HGET', KEYS[5], 'version')
 if ARGV[8] == '1' or not cur or newer(ARGV[4], cur) then
   redis.call('HSET', KEYS[5], 'version', ARGV[4], 'event', ARGV[5], 'updated', ARGV[6])

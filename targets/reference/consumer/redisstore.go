@@ -24,8 +24,8 @@ const DefaultRedisPrefix = "retrysafe-consumer:"
 // Key layout (P is the prefix):
 //   - P+"evt:"+key: hash {state, token, created, locked}, with a PEXPIRE of twice the
 //     retention (at least a minute; none when retention <= 0);
-//   - P+"eff:all", P+"eff:e:"+event, P+"eff:o:"+object: lists of effects (JSON), in the
-//     order they were written;
+//   - P+"eff:all", P+"eff:e:"+event, P+"eff:o:"+object, P+"eff:p:"+operation (an effect that
+//     names one): lists of effects (JSON), in the order they were written;
 //   - P+"obj:"+object: hash {version, event, updated}.
 //
 // Times are fixed-width decimal strings (storekit.EncodeTime) compared exactly against
@@ -98,10 +98,11 @@ func (s *RedisStore) Lookup(ctx context.Context, key string) (*EventRow, error) 
 
 // redisEffect is an effect as the lists keep it.
 type redisEffect struct {
-	Event   string `json:"e"`
-	Object  string `json:"o"`
-	Version int64  `json:"v,string"`
-	Created string `json:"c"`
+	Event     string `json:"e"`
+	Object    string `json:"o"`
+	Version   int64  `json:"v,string"`
+	Created   string `json:"c"`
+	Operation string `json:"p,omitempty"`
 }
 
 // Complete implements Store with one script.
@@ -115,19 +116,16 @@ func (s *RedisStore) Complete(ctx context.Context, c Completion) (bool, error) {
 	}
 	e := c.Effect
 	created := storekit.EncodeTime(storeTime(e.Created))
-	data, err := json.Marshal(redisEffect{e.Event, e.Object, e.Version, created})
+	data, err := json.Marshal(redisEffect{e.Event, e.Object, e.Version, created, e.Operation})
 	if err != nil {
 		return false, fmt.Errorf("redis store: complete: %w", err)
 	}
-	blind := "0"
-	if c.OrderBlind {
-		blind = "1"
-	}
+	blind := flag(c.OrderBlind)
 	keys := []string{s.eventKey(c.Key), s.prefix + "eff:all", s.prefix + "eff:e:" + e.Event,
-		s.prefix + "eff:o:" + e.Object, s.prefix + "obj:" + e.Object}
+		s.prefix + "eff:o:" + e.Object, s.prefix + "obj:" + e.Object, s.prefix + "eff:p:" + e.Operation}
 	n, err := completeScript.Run(ctx, s.rdb, keys, mode, tokenArg(c.Token), data,
 		strconv.FormatInt(e.Version, 10), e.Event, storekit.EncodeTime(storeTime(c.Now)),
-		tokenArg(initialToken(c.Now)), blind, storekit.TTLMillis(c.Retention)).Int()
+		tokenArg(initialToken(c.Now)), blind, storekit.TTLMillis(c.Retention), flag(e.Operation != "")).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis store: complete (%s): %w", mode, err)
 	}
@@ -157,6 +155,8 @@ func (s *RedisStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, err
 	switch {
 	case f.Event != "":
 		list = s.prefix + "eff:e:" + f.Event
+	case f.Operation != "":
+		list = s.prefix + "eff:p:" + f.Operation
 	case f.Object != "":
 		list = s.prefix + "eff:o:" + f.Object
 	}
@@ -174,7 +174,7 @@ func (s *RedisStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, err
 		if err != nil {
 			return nil, fmt.Errorf("redis store: effect %q: %w", item, err)
 		}
-		if e := (Effect{re.Event, re.Object, re.Version, created}); f.Match(e) {
+		if e := (Effect{re.Event, re.Object, re.Version, created, re.Operation}); f.Match(e) {
 			out = append(out, e)
 		}
 	}
@@ -217,3 +217,11 @@ func (s *RedisStore) Close() error { return s.rdb.Close() }
 func (s *RedisStore) eventKey(key string) string { return s.prefix + "evt:" + key }
 
 func tokenArg(token int64) string { return strconv.FormatInt(token, 10) }
+
+// flag is a script's boolean argument: "1" or "0".
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

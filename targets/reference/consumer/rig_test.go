@@ -113,6 +113,30 @@ func event(id, object string, version int64) []byte {
 	return b
 }
 
+// opEvent is an event body whose data names business operations: one (data.operation), or
+// several (data.operations).
+func opEvent(id, object string, version int64, ops ...string) []byte {
+	data := map[string]any{"operation": ops[0]}
+	if len(ops) > 1 {
+		data = map[string]any{"operations": ops}
+	}
+	raw, _ := json.Marshal(data)
+	b, _ := json.Marshal(Event{ID: id, Type: "payment.approved", Object: object, Version: version,
+		Created: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), Data: raw})
+	return b
+}
+
+// opEffects counts the effects of one business operation.
+func (r *rig) opEffects(op string) int {
+	r.t.Helper()
+	a := r.get("/v1/effects?operation=" + op)
+	n, ok := a.body["count"].(float64)
+	if a.status != http.StatusOK || !ok {
+		r.t.Fatalf("GET /v1/effects?operation=%s = %d %v", op, a.status, a.body)
+	}
+	return int(n)
+}
+
 // post sends body to POST /webhooks with the given headers.
 func (r *rig) post(body []byte, h http.Header) answer {
 	r.t.Helper()

@@ -83,7 +83,7 @@ func TestOpenStore(t *testing.T) {
 func TestMigrationIsIdempotent(t *testing.T) {
 	b := newBackend(t, "sqlite")
 	first := b.open(t)
-	scDone(t, first, Completion{Now: scAt(0), Effect: Effect{"e1", "o1", 1, scAt(0)}}, true)
+	scDone(t, first, Completion{Now: scAt(0), Effect: Effect{"e1", "o1", 1, scAt(0), "e1"}}, true)
 	again := b.open(t).(*SQLStore)
 	var v int
 	if err := again.db.QueryRow(`SELECT MAX(version) FROM rsc_schema_version`).Scan(&v); err != nil || v != schema.Latest() {

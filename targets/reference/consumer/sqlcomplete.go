@@ -60,8 +60,8 @@ func (s *SQLStore) applyEffect(ctx context.Context, tx *sql.Tx, c Completion) er
 	e := c.Effect
 	created := storeTime(e.Created).UnixMicro()
 	if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO rsc_effects
-		(event, object, version, created_at) VALUES (?, ?, ?, ?)`),
-		e.Event, e.Object, e.Version, created); err != nil {
+		(event, object, version, created_at, operation) VALUES (?, ?, ?, ?, ?)`),
+		e.Event, e.Object, e.Version, created, e.Operation); err != nil {
 		return err
 	}
 	upsert := `INSERT INTO rsc_objects (object, version, event, updated_at) VALUES (?, ?, ?, ?)
@@ -95,9 +95,9 @@ func (s *SQLStore) Release(ctx context.Context, key string, token int64) error {
 
 // Effects implements Store.
 func (s *SQLStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, error) {
-	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT event, object, version, created_at
-		FROM rsc_effects WHERE (? = '' OR event = ?) AND (? = '' OR object = ?) ORDER BY seq`),
-		f.Event, f.Event, f.Object, f.Object)
+	rows, err := s.db.QueryContext(ctx, s.db.Rebind(`SELECT event, object, version, created_at, operation
+		FROM rsc_effects WHERE (? = '' OR event = ?) AND (? = '' OR object = ?) AND (? = '' OR operation = ?) ORDER BY seq`),
+		f.Event, f.Event, f.Object, f.Object, f.Operation, f.Operation)
 	if err != nil {
 		return nil, fmt.Errorf("effects: %w", err)
 	}
@@ -106,7 +106,7 @@ func (s *SQLStore) Effects(ctx context.Context, f EffectFilter) ([]Effect, error
 	for rows.Next() {
 		var e Effect
 		var created int64
-		if err := rows.Scan(&e.Event, &e.Object, &e.Version, &created); err != nil {
+		if err := rows.Scan(&e.Event, &e.Object, &e.Version, &created, &e.Operation); err != nil {
 			return nil, fmt.Errorf("effects: %w", err)
 		}
 		e.Created = time.UnixMicro(created).UTC()

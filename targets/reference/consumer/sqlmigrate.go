@@ -67,4 +67,16 @@ var migrations = []storekit.Migration{
 			)`,
 		},
 	},
+	{
+		Version: 2,
+		Name:    "the business operation of each effect",
+		SQLite: []string{
+			`ALTER TABLE rsc_effects ADD COLUMN operation TEXT NOT NULL DEFAULT ''`,
+			`CREATE INDEX IF NOT EXISTS rsc_effects_by_operation ON rsc_effects (operation, seq)`,
+		},
+		Postgres: []string{
+			`ALTER TABLE rsc_effects ADD COLUMN IF NOT EXISTS operation TEXT NOT NULL DEFAULT ''`,
+			`CREATE INDEX IF NOT EXISTS rsc_effects_by_operation ON rsc_effects (operation, seq)`,
+		},
+	},
 }

@@ -71,17 +71,22 @@ type Effect struct {
 	Object  string
 	Version int64
 	Created time.Time
+	// Operation is the business operation the effect applied: the one the event named (one of
+	// several), or the event id when it named none.
+	Operation string
 }
 
 // EffectFilter selects effects; empty fields match everything.
 type EffectFilter struct {
-	Event  string
-	Object string
+	Event     string
+	Object    string
+	Operation string
 }
 
 // Match reports whether e passes the filter.
 func (f EffectFilter) Match(e Effect) bool {
-	return (f.Event == "" || f.Event == e.Event) && (f.Object == "" || f.Object == e.Object)
+	return (f.Event == "" || f.Event == e.Event) && (f.Object == "" || f.Object == e.Object) &&
+		(f.Operation == "" || f.Operation == e.Operation)
 }
 
 // Completion applies a claimed event: the dedupe record is marked done, the effect row is

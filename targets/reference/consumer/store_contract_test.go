@@ -272,7 +272,7 @@ func scForce(t *testing.T, s Store) {
 }
 
 func scEffectsFiltered(t *testing.T, s Store) {
-	for i, e := range []Effect{{"e1", "o1", 1, scAt(0)}, {"e2", "o1", 2, scAt(0)}, {"e1", "o2", 3, scAt(0)}, {"e3", "o2", 4, scAt(0)}} {
+	for i, e := range []Effect{{"e1", "o1", 1, scAt(0), "p1"}, {"e2", "o1", 2, scAt(0), "p2"}, {"e1", "o2", 3, scAt(0), "p1"}, {"e3", "o2", 4, scAt(0), "p1"}} {
 		c := Completion{Now: scAt(time.Duration(i)), Effect: e}
 		scDone(t, s, c, true)
 	}
@@ -292,12 +292,15 @@ func scEffectsFiltered(t *testing.T, s Store) {
 		{EffectFilter{Event: "e1", Object: "o2"}, []int64{3}},
 		{EffectFilter{}, []int64{1, 2, 3, 4}},
 		{EffectFilter{Event: "nope"}, nil},
+		{EffectFilter{Operation: "p1"}, []int64{1, 3, 4}},
+		{EffectFilter{Operation: "p1", Event: "e3"}, []int64{4}},
+		{EffectFilter{Operation: "p2", Object: "o2"}, nil},
 	} {
 		if got := versions(scEffects(t, s, c.f)); !slices.Equal(got, c.want) {
 			t.Errorf("Effects(%+v) versions = %v, want %v (in write order)", c.f, got, c.want)
 		}
 	}
-	if got := scEffects(t, s, EffectFilter{Event: "e2"}); len(got) != 1 || got[0] != (Effect{"e2", "o1", 2, scAt(0)}) {
+	if got := scEffects(t, s, EffectFilter{Event: "e2"}); len(got) != 1 || got[0] != (Effect{"e2", "o1", 2, scAt(0), "p2"}) {
 		t.Errorf("Effects(e2) = %+v, want the effect as written", got)
 	}
 }
