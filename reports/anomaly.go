@@ -120,6 +120,13 @@ const (
 	// of the chain (no record, no event, or an event never applied); Anomaly.Hop names where it
 	// was lost.
 	KindChainLostEffect Kind = "chain-lost-effect"
+
+	// Asynchronous operations (an operation's async block).
+
+	// KindOperationNotSettled: an operation answered 202 was not done (its status resource
+	// reported neither a done nor a failed state) within the async block's settle, or its 202
+	// carried no reference to follow: its records were not judged.
+	KindOperationNotSettled Kind = "operation-not-settled"
 )
 
 // Kinds lists every kind, in the order reports group them.
@@ -129,7 +136,8 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	KindForgedEventAccepted, KindMissingEvent, KindEventNewID, KindGhostEvent, KindKeyChangedOnRetry, KindBodyChangedOnRetry,
 	KindKeyReusedAcrossOperations, KindMissingKey, KindKeyLostOnRestart, KindReplayDiffs, KindEventDiffers, KindWrongStatus, KindServerError, KindNotExpired, KindRetriedRejection,
 	KindRetryBeforeRetryAfter, KindNoBackoff, KindNoJitter, KindUnboundedRetries, KindNoRetry, KindAbandonedOperation,
-	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect}
+	KindUndeclaredRetry, KindFailureReportedAsSuccess, KindChainDuplicateEffect, KindChainLostEffect,
+	KindOperationNotSettled}
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
 var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
@@ -146,7 +154,8 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 // or lost along a chain. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
-// from what the target declares.
+// from what the target declares; operation-not-settled says an operation took longer than the
+// target declares.
 func (k Kind) Unsafe() bool { return slices.Contains(unsafeKinds, k) }
 
 // Valid reports whether k is one of Kinds.
