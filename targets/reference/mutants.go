@@ -42,6 +42,10 @@ const (
 	MutantDualWrite           Mutant = "dual-write"
 	MutantRelayNewID          Mutant = "relay-new-id"
 	MutantRelayMarksOnError   Mutant = "relay-marks-on-error"
+	// The mutants of the asynchronous mode (Config.Async).
+	MutantAsyncRetryNewJob  Mutant = "async-retry-new-job"
+	MutantAsyncNewReference Mutant = "async-new-reference"
+	MutantAsyncLostOnCrash  Mutant = "async-lost-on-crash"
 )
 
 // ignoredField is the body field the fingerprint-ignores-field mutant leaves out of the
@@ -101,7 +105,28 @@ var Mutants = []MutantInfo{
 	{MutantDualWrite, "the order.created event is published from the request right after the commit, outside any transaction, with no outbox: a crash between the commit and the publication, or a broker out of reach then, loses it", eventStores, nil, "event-after-crash", []string{"event-under-broker-outage"}},
 	{MutantRelayNewID, "the relay gives an event a new id on each publication attempt: a publication whose confirm was lost is published again under an id no consumer can deduplicate", eventStores, nil, "event-under-broker-outage", nil},
 	{MutantRelayMarksOnError, "the relay marks an event sent although its publication failed: an event whose broker was out of reach is never published", eventStores, nil, "event-under-broker-outage", nil},
+
+	// The asynchronous mode's (serve --async), required on asyncStores.
+	{MutantAsyncRetryNewJob, "a retry with the same key replays the 202 but enqueues a second job under the same operation: the operation succeeds with two records", asyncStores, nil, "replay", nil},
+	{MutantAsyncNewReference, "a retry with the same key gets a new operation (a new reference) and its own job: two records", asyncStores, nil, "replay", nil},
+	{MutantAsyncLostOnCrash, "the job lives only in the process's memory: a kill after the 202 loses the record while the status resource, read from the store, says pending forever", asyncStores, nil, "crash-after-claim", nil},
 }
+
+// asyncStores are the stores on which the async mutants are required to be caught: durable
+// stores that keep jobs (the memory store loses its jobs with its process by construction).
+var asyncStores = []string{"sqlite", "postgres"}
+
+// needsAsync reports whether the mutant breaks the asynchronous mode (it needs Config.Async).
+func (m Mutant) needsAsync() bool {
+	switch m {
+	case MutantAsyncRetryNewJob, MutantAsyncNewReference, MutantAsyncLostOnCrash:
+		return true
+	}
+	return false
+}
+
+// NeedsAsync reports whether the mutant breaks the asynchronous mode (serve --async).
+func (m Mutant) NeedsAsync() bool { return m.needsAsync() }
 
 // needsEvents reports whether the mutant changes how events are published (it needs
 // Config.Events).
