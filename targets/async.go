@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -341,4 +342,46 @@ func NewReadRequest(ctx context.Context, url string, tn *Tenant) (*http.Request,
 	}
 	req.Header.Set("Accept", "application/json")
 	return req, nil
+}
+
+// Read GETs url (a status resource, or the resource an answer names) with the tenant's
+// headers through hc: its status and body (at most 1 MiB), or why it got none.
+func Read(ctx context.Context, hc *http.Client, url string, tn *Tenant) (int, []byte, error) {
+	req, err := NewReadRequest(ctx, url, tn)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxObserverBody+1))
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if len(body) > maxObserverBody {
+		return resp.StatusCode, nil, fmt.Errorf("the answer is larger than 1 MiB")
+	}
+	return resp.StatusCode, body, nil
+}
+
+// TenantNamed returns the declared tenant of that name (nil: none).
+func (t *Target) TenantNamed(name string) *Tenant {
+	for _, tn := range t.Tenants {
+		if tn.Name == name {
+			return tn
+		}
+	}
+	return nil
+}
+
+// InstanceAt returns the declared instance whose host:port is hostPort, else the first.
+func (t *Target) InstanceAt(hostPort string) *Instance {
+	for i := range t.Instances {
+		if t.Instances[i].URL.Host == hostPort {
+			return &t.Instances[i]
+		}
+	}
+	return &t.Instances[0]
 }

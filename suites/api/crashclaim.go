@@ -79,7 +79,7 @@ func (s *S) crashAfterClaim(op *framework.Op) check.Result {
 	if err := s.Heal(hold); err != nil {
 		return check.Unknownf("%v", err)
 	}
-	c.Final = s.Eventually(op, s.Target.LockTimeout+framework.CrashMargin, framework.Succeeded)
+	c.Final = s.Eventually(op, s.Target.LockTimeout+framework.CrashMargin, s.Completed)
 	c.After = op.Do(framework.Send{Instance: -1})
 	c.Records, c.Downstream = op.Count(), s.Downstream(op)
 	return check.CrashAfterClaim(c, s.Target.Profile)

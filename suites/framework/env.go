@@ -164,6 +164,8 @@ type Env struct {
 
 	chain *ChainParts // a chain target's running parts
 
+	async *asyncBook // the asynchronous operations to follow (async.go); nil: none declared
+
 	// done ends with Close: every attempt still running ends.
 	done  context.Context
 	close context.CancelFunc
@@ -191,7 +193,10 @@ func newEnv(t *targets.Target, s Settings, r *history.Redactor) *Env {
 		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
-	e.Observer = t.ObserverClient(s.AttemptTimeout, loadCountWorkers)
+	e.Observer = t.ObserverClient(s.AttemptTimeout, max(loadCountWorkers, settleWorkers))
+	if e.async = newAsyncBook(e); e.async != nil {
+		h.SetAnnotator(e.async.annotate)
+	}
 	return e
 }
 

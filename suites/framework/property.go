@@ -152,8 +152,12 @@ func (e *Env) Specs() []*Spec {
 		}
 		out = append(out, p.Specs(e)...)
 	}
+	settleSkip := e.SettleSkip()
 	for i, sp := range out {
 		sp.Index = i
+		if settleSkip != "" && sp.Skip == "" && sp.Property.Side == SideAPI {
+			sp.Skip = settleSkip
+		}
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func (s *S) Heal(f faults.Fault) error {
 // Processed waits until the observer or the sink shows that the target processed an
 // operation: a record, or a downstream call (which a target that lost its write still made).
 func (s *S) Processed(op *Op) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(max(5*time.Second, longestSettle(op.Def))) // an asynchronous one makes its record later
 	for time.Now().Before(deadline) && s.ctx.Err() == nil {
 		if op.Def.Observer != nil {
 			ctx, cancel := s.AttemptCtx(1)
@@ -106,6 +106,12 @@ func (s *S) Eventually(op *Op, d time.Duration, done func(history.Attempt) bool)
 		}
 	}
 	return ev
+}
+
+// Completed reports a success under the target's profile: a 2xx other than the in-flight answer
+// of in_flight: status-resource (a 202 naming the operation in progress).
+func (e *Env) Completed(a history.Attempt) bool {
+	return Succeeded(a) && e.Target.Profile.Success(a.Status)
 }
 
 // Succeeded reports a 2xx answer.

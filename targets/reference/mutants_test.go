@@ -367,6 +367,10 @@ var issueMutants = []struct {
 	{"dual-write", []string{"sqlite", "postgres"}, nil},
 	{"relay-new-id", []string{"sqlite", "postgres"}, nil},
 	{"relay-marks-on-error", []string{"sqlite", "postgres"}, nil},
+	// issue 39: the asynchronous mode's.
+	{"async-retry-new-job", []string{"sqlite", "postgres"}, nil},
+	{"async-new-reference", []string{"sqlite", "postgres"}, nil},
+	{"async-lost-on-crash", []string{"sqlite", "postgres"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {

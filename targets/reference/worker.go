@@ -17,7 +17,7 @@ import (
 // Worker bounds.
 const (
 	workerScan     = 50 * time.Millisecond // how often the store's pending jobs are read
-	workerParallel = 4                     // jobs run at once
+	workerParallel = 8                     // jobs run at once
 	workerBatch    = 64                    // pending jobs read at a time
 )
 
@@ -63,8 +63,10 @@ func (w *worker) run(ctx context.Context) {
 	defer wg.Wait()
 	scan := time.NewTicker(workerScan)
 	defer scan.Stop()
+	read := w.fromStore // read the store's pending jobs: at the start, then on each tick
 	for ctx.Err() == nil {
-		due, next := w.due(ctx)
+		due, next := w.due(ctx, read)
+		read = false
 		for _, j := range due {
 			wg.Go(func() { w.do(ctx, j) })
 		}
@@ -76,16 +78,18 @@ func (w *worker) run(ctx context.Context) {
 		case <-ctx.Done():
 		case <-w.wake:
 		case <-scan.C:
+			read = w.fromStore
 		case <-timer:
 		}
 	}
 }
 
-// due marks running and returns the jobs to start now (at most the free places), and how long
-// until the next one waiting for its delay is due (0: none waits).
-func (w *worker) due(ctx context.Context) ([]Job, time.Duration) {
+// due marks running and returns the jobs to start now (at most the free places), from the
+// queue and, when read is set, the store's pending jobs, and how long until the next one waiting
+// for its delay is due (0: none waits). The jobs it cannot start yet stay queued.
+func (w *worker) due(ctx context.Context, read bool) ([]Job, time.Duration) {
 	var stored []Job
-	if w.fromStore {
+	if read {
 		var err error
 		if stored, err = w.jobs.PendingJobs(ctx, workerBatch); err != nil && ctx.Err() == nil {
 			w.a.cfg.Logger.Printf("worker: pending jobs: %v", err)
@@ -98,25 +102,25 @@ func (w *worker) due(ctx context.Context) ([]Job, time.Duration) {
 	slices.SortStableFunc(candidates, func(x, y Job) int { return x.Created.Compare(y.Created) })
 	var out, kept []Job
 	var next time.Duration
+	seen := make(map[string]bool, len(candidates))
 	for _, j := range candidates {
-		if w.running[j.ID] || slices.ContainsFunc(out, func(o Job) bool { return o.ID == j.ID }) {
+		if w.running[j.ID] || seen[j.ID] {
 			continue
 		}
+		seen[j.ID] = true
 		wait := j.Created.Add(w.a.cfg.AsyncDelay).Sub(now)
 		switch {
 		case wait > 0 || len(w.running) >= workerParallel:
 			if wait > 0 && (next == 0 || wait < next) {
 				next = wait
 			}
-			if !slices.ContainsFunc(kept, func(k Job) bool { return k.ID == j.ID }) {
-				kept = append(kept, j)
-			}
+			kept = append(kept, j)
 		default:
 			w.running[j.ID] = true
 			out = append(out, j)
 		}
 	}
-	w.queue = slices.DeleteFunc(kept, func(j Job) bool { return !slices.ContainsFunc(w.queue, func(q Job) bool { return q.ID == j.ID }) })
+	w.queue = kept
 	return out, next
 }
 
