@@ -126,6 +126,7 @@ of 'retrysafe serve'.`,
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
 	f.BoolVar(&opts.OnlyEvents, "only-events", false, "run only the rows of the API's events: the correct API with events on each store and transport, and the events mutants' cells")
+	f.BoolVar(&opts.OnlyAsync, "only-async", false, "run only the rows of the asynchronous API (serve --async): the correct API on sqlite and postgres (replay, race, mismatch, dropped-response, crash-after-claim, load), and the async mutants' cells")
 	f.BoolVar(&opts.NoCorrect, "only-cells", false, "run only the mutant cells, not the correct reference (to measure how often a cell is killed)")
 	cmd.AddCommand(newSelftestCompareCmd())
 	return cmd

@@ -59,7 +59,7 @@ func (s *S) crashAfterClaim(op *framework.Op) check.Result {
 	defer cancel()
 	firstDone := make(chan history.Attempt, 1)
 	go func() { firstDone <- op.DoCtx(ctx, framework.Send{Instance: 0}) }()
-	if err := s.WaitHeld(1); err != nil {
+	if err := s.WaitHeldFor(op); err != nil {
 		cancel()
 		<-firstDone
 		return check.Unknownf("the first attempt never reached the downstream provider: %v", err)

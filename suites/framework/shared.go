@@ -82,6 +82,25 @@ func (s *S) WaitHeld(n int) error {
 	return err
 }
 
+// WaitHeldFor waits until the sink holds a call of op's (its ref): not another operation's, such
+// as the work of an asynchronous operation still going on.
+func (s *S) WaitHeldFor(op *Op) error {
+	ctx, cancel := s.AttemptCtx(1)
+	defer cancel()
+	for n := 1; ; {
+		calls, err := s.Faults.Sink.WaitHeld(ctx, n)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if c.Ref == op.Ref {
+				return nil
+			}
+		}
+		n = len(calls) + 1
+	}
+}
+
 // RetryInterval is the pause between two retries of a key waiting to complete.
 const RetryInterval = 200 * time.Millisecond
 
