@@ -49,6 +49,7 @@ type followed struct {
 	polls []check.Poll
 	phase targets.Phase
 	done  bool // settled, or given up (or no reference): never polled again
+	taken bool // a settling took it (it is judged once)
 }
 
 // newAsyncBook returns the book of a target whose operations declare an async block, or whose
@@ -109,7 +110,7 @@ func (b *asyncBook) book(def *targets.Operation, a *history.Attempt, ref string,
 	k := followKey{def.Name, a.Tenant, a.Key, ref}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, seen := b.index[k]; seen && ref != "" {
+	if _, seen := b.index[k]; seen {
 		return
 	}
 	f := &followed{n: len(b.ops), def: def, tenant: a.Tenant, key: a.Key, ref: ref, instance: a.Instance, accepted: a.End,
@@ -156,16 +157,30 @@ func (b *asyncBook) read(def *targets.Operation, a *history.Attempt, id string) 
 	return r
 }
 
-// since returns the operations booked from place from on that are still to follow.
-func (b *asyncBook) since(from int) []*followed {
+// pending reports whether an operation booked from place from on is still to settle.
+func (b *asyncBook) pending(from int) bool {
 	if b == nil {
-		return nil
+		return false
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range b.ops[min(from, len(b.ops)):] {
+		if !f.taken {
+			return true
+		}
+	}
+	return false
+}
+
+// take returns the operations booked from place from on that no settling took yet, and marks
+// them taken.
+func (b *asyncBook) take(from int) []*followed {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*followed
 	for _, f := range b.ops[min(from, len(b.ops)):] {
-		if !f.done {
+		if !f.taken {
+			f.taken = true
 			out = append(out, f)
 		}
 	}

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -28,16 +29,19 @@ const maxSettleNotes = 8
 // Op.CountQuiet and the load's counting) before it counts, so that a property never knows
 // whether the API is asynchronous; for a synchronous API it does nothing.
 func (s *S) Settle() {
-	fs := s.async.since(s.asyncFrom)
-	if len(fs) == 0 {
+	if !s.async.pending(s.asyncFrom) {
 		return
 	}
 	s.settleMu.Lock()
 	defer s.settleMu.Unlock()
-	fs = s.async.since(s.asyncFrom) // another goroutine of the spec may have followed some meanwhile
+	fs := s.async.take(s.asyncFrom) // another goroutine of the spec may have taken some meanwhile
 	s.follow(fs)
+	named := 0
 	for _, f := range fs {
 		st := f.settlement()
+		if !st.Settled() && named < maxSettleNotes { // the anomaly names the answers it rests on
+			st.Seqs, named = s.answersOf(f), named+1
+		}
 		s.settlements = append(s.settlements, st)
 		if len(s.settlements) <= maxSettleNotes {
 			s.Notef("%s", settleNote(st))
@@ -135,6 +139,20 @@ func (s *S) poll(f *followed) check.Poll {
 	return p
 }
 
+// answersOf returns the attempts whose answer booked the operation (at most a few): its 202s
+// (or in-flight answers) naming its reference (a compact record keeps none: any of its key's).
+func (s *S) answersOf(f *followed) []int64 {
+	var seqs []int64
+	p := s.Target.Profile
+	for _, a := range s.History.ByKey(s.History.Redactor().String(f.key)) {
+		booked := a.Status == http.StatusAccepted || p.InFlightAnswer(a.Status)
+		if a.Op == f.def.Name && booked && (a.Reference == f.ref || a.Compacted) && len(seqs) < 4 {
+			seqs = append(seqs, a.Seq)
+		}
+	}
+	return seqs
+}
+
 // settlement is what the settling found of an operation.
 func (f *followed) settlement() check.Settlement {
 	return check.Settlement{Op: f.def.Name, Tenant: f.tenant, Key: f.key, Reference: f.ref, NoReference: f.noRef,
@@ -196,8 +214,12 @@ func (e *Env) SettleSkip() string {
 	if len(long) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s is longer than --max-wait %v: its records could not be counted once it is done", strings.Join(long, " and "),
-		e.Settings.MaxWait)
+	verb := "is"
+	if len(long) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("%s %s longer than --max-wait %v: the records could not be counted once the operations are done",
+		strings.Join(long, " and "), verb, e.Settings.MaxWait)
 }
 
 // longestSettle is the longest async.settle of an operation (0: it is synchronous).
