@@ -170,6 +170,8 @@ func declaredLines(name string, p targets.Profile) []string {
 		return []string{name + ": " + strconv.Quote(h)}
 	case profile.FieldErrorPolicy:
 		return []string{name + ": " + string(p.ErrorPolicy)}
+	case profile.FieldReplayReturns:
+		return []string{name + ": " + string(p.ReplayReturns)}
 	case profile.FieldExpired:
 		if p.Expired == targets.ExpiredReject {
 			return []string{name + ": " + string(p.Expired), "expired_status: " + p.ExpiredStatus.String()}
