@@ -45,7 +45,10 @@ client ('retrysafe client', no store: its state is files) against the harness's 
 correct and as each of its mutants. The API's events (serve --events: an order.created per new
 order through its outbox) are proven on webhooks on every store and on RabbitMQ and JetStream on
 sqlite and postgres (their fault properties, kills and broker link cuts, on sqlite), and their
-mutants killed on webhooks on sqlite and postgres. Prints the matrix (rows mutants, columns stores; each cell
+mutants killed on webhooks on sqlite and postgres. The asynchronous API (serve --async: 202, a
+status resource, the record made later by its worker) runs replay, race, mismatch,
+dropped-response, crash-after-claim and load on sqlite and postgres, and its mutants are killed
+there. Prints the matrix (rows mutants, columns stores; each cell
 killed, survived, pending or n-a; a cell marked * is reported, not required). Exit 0 only when
 the correct API, consumer and client pass everywhere, every required cell is killed and the cells
 left nothing behind.
