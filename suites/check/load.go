@@ -148,7 +148,7 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 		res.Statuses[a.Status]++
 	}
 	switch {
-	case c.p.Success(a.Status):
+	case is2xx(a.Status) && !c.inFlightAnswer(a.Status):
 		// The API takes an attempt up between its start and its end, and the key's age is
 		// counted from its first claim, after firstStart: only an attempt that ended within the
 		// retention surely found the key alive. (Judged by its start, a correct API was accused
@@ -175,6 +175,12 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 		c.add(id, reports.Anomaly{Kind: reports.KindWrongStatus,
 			Message: fmt.Sprintf("an attempt under load got %d, neither a 2xx, the in-flight status nor 429", a.Status), Seqs: []int64{a.Seq}})
 	}
+}
+
+// inFlightAnswer reports a 2xx that is the in-flight answer (in_flight: status-resource), not a
+// success: checked only for such a profile, at the cost of a comparison per attempt otherwise.
+func (c *LoadChecker) inFlightAnswer(status int) bool {
+	return c.p.InFlight == targets.InFlightStatusResource && c.p.InFlightAnswer(status)
 }
 
 func (c *LoadChecker) add(id int32, a reports.Anomaly) {
@@ -276,7 +282,7 @@ func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.P
 			names = append(names, name{a.Key, a.Op, a.Tenant})
 		}
 		la := LoadAttempt{Seq: a.Seq, Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash, Body: -1}
-		if a.Outcome == history.OK && p.Success(a.Status) {
+		if a.Outcome == history.OK && is2xx(a.Status) && !c.inFlightAnswer(a.Status) {
 			la.Body = int64(len(bodies))
 			bodies = append(bodies, a.RespBody)
 		}
