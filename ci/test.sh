@@ -252,6 +252,22 @@ run_all() {
     --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim \
     --report-dir "$report/python-app" >"$logs/run-python-app.log" 2>&1 &
   pids+=($!) names+=("retrysafe run --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim")
+  # The asynchronous reference API (serve --async) through its example file, on SQLite and on
+  # PostgreSQL, each on a port of its own (below the ephemeral range the other runs reserve in),
+  # with the built-in run's short retention and lock timeout so that expiry and the crash
+  # properties run within --max-wait. On PostgreSQL it has a schema of its own (ci_async), made
+  # anew, so that no other stage's tables share its counts.
+  psql -q -h 127.0.0.1 -U postgres -d test -c 'DROP SCHEMA IF EXISTS ci_async CASCADE' -c 'CREATE SCHEMA ci_async' ||
+    { echo "could not make the schema ci_async in PostgreSQL's database test"; return 1; }
+  local async_port=18561 store dsn
+  for store in sqlite postgres; do
+    dsn="$work/reference-async.db"
+    [ "$store" = postgres ] && dsn="postgres://postgres@127.0.0.1:5432/test?search_path=ci_async&sslmode=disable"
+    RETRYSAFE_STORE=$store RETRYSAFE_DSN="$dsn" RETRYSAFE_URL="http://127.0.0.1:$async_port" RETRYSAFE_RETENTION=4s RETRYSAFE_LOCK_TIMEOUT=3s \
+      "$RETRYSAFE_BIN" run --target targets/examples/reference-async.yaml --report-dir "$report/async-$store" >"$logs/run-async-$store.log" 2>&1 &
+    pids+=($!) names+=("RETRYSAFE_STORE=$store retrysafe run --target targets/examples/reference-async.yaml")
+    async_port=$((async_port + 1))
+  done
   for i in "${!pids[@]}"; do
     if wait "${pids[$i]}"; then echo "${names[$i]}: passed"; else echo "${names[$i]}: FAILED"; rc=1; fi
   done
@@ -264,7 +280,7 @@ proof_lane() {
   needs_binary &&
     stage proof "retrysafe selftest (the properties against the reference API, consumer, client and their mutants)" \
       "$RETRYSAFE_BIN" selftest --report-dir "$report/selftest" &&
-    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client, run --chain amqp|nats|webhook and the Python app's crash-after-claim, at once" run_all &&
+    stage proof "retrysafe run, run --consumer webhook|amqp|nats, run --client, run --chain amqp|nats|webhook, the Python app's crash-after-claim and run --target reference-async.yaml (sqlite, postgres), at once" run_all &&
     stage proof "sharded load (4 shard processes vs two reference instances on PostgreSQL, then merge)" \
       go test -count=1 -timeout 5m -vet=off ./cmd/retrysafe/shardtest
 }
@@ -301,7 +317,7 @@ done
 
 if [ ${#failed[@]} -eq 0 ]; then
   stage - "every heal in the runs' report.json follows an inject of the same fault" \
-    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats,$PWD/$report/chain-webhook" \
+    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats,$PWD/$report/chain-webhook,$PWD/$report/async-sqlite,$PWD/$report/async-postgres,$PWD/$report/python-app" \
     bash -c "cd cmd/retrysafe && '$work/cmd.test' -test.count=1 -test.run '^TestReportedHealsFollowInjects\$'" || failed+=(heals)
 fi
 print_table

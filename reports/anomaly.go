@@ -139,6 +139,14 @@ const (
 	KindOperationNotApplied Kind = "operation-not-applied"
 )
 
+// Asynchronous operations (an operation's async block).
+const (
+	// KindOperationNotSettled: an operation answered 202 was not done (its status resource
+	// reported neither a done nor a failed state) within the async block's settle, or its 202
+	// carried no reference to follow: its records were not judged.
+	KindOperationNotSettled Kind = "operation-not-settled"
+)
+
 // Kinds lists every kind, in the order reports group them.
 var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedWrite, KindDuplicateExecution,
 	KindDuplicateDownstreamEffect, KindCrossTenantResponse, KindUnauthenticatedResponse, KindForeignResponse,
@@ -150,6 +158,7 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	// hostile input
 	KindTargetCrashed,
 	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
+	KindOperationNotSettled, // asynchronous operations
 }
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
@@ -172,7 +181,8 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 // operation applied twice or not at all. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
-// from what the target declares.
+// from what the target declares; operation-not-settled says an operation took longer than the
+// target declares.
 func (k Kind) Unsafe() bool { return slices.Contains(unsafeKinds, k) }
 
 // Valid reports whether k is one of Kinds.

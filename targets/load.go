@@ -157,6 +157,7 @@ func (d *decoder) target(n ast.Node) *Target {
 	d.checkConsumerHooks(t)
 	d.checkReplicas(top, t)
 	d.checkPublishes(top, t)
+	d.checkAsync(top, t)
 	if t.Lifecycle != nil && t.Lifecycle.UsesBroker() && !slices.ContainsFunc(t.Consumers, func(c *Consumer) bool { return c.Transport != TransportWebhook }) {
 		d.ps.add(top.lineOf("lifecycle"), "lifecycle", "uses {{.Broker}} but no consumer reads from a broker (transport: amqp or nats)")
 	}

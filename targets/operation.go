@@ -70,6 +70,13 @@ type Operation struct {
 	// declared.
 	Publishes []*Publish
 
+	// Async says how an operation that finishes after its 202 answer is followed (its async
+	// block, async.go); nil = the operation finishes inside the request.
+	Async *Async
+	// Resource is the resource an answer names, read afresh for profile.replay_returns: current
+	// (its resource block); nil = none declared.
+	Resource *Resource
+
 	req        request
 	ignoreForm []string // in a form body, the names of the fields FingerprintIgnore names
 	variant    *tmpl
@@ -118,7 +125,8 @@ type request struct {
 }
 
 var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer",
-	"fingerprint_ignore", "publishes"}
+	"fingerprint_ignore", "publishes",
+	"async", "resource"}
 
 // operations decodes the operation list.
 func (d *decoder) operations(top *object, t *Target) []*Operation {
@@ -158,6 +166,12 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 			op.Observer = d.observer(o)
 		}
 		op.Publishes = d.publishes(o, op)
+		if o.has("async") {
+			op.Async = d.async(o)
+		}
+		if o.has("resource") {
+			op.Resource = d.resource(o)
+		}
 		out = append(out, op)
 	}
 	return out

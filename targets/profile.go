@@ -30,6 +30,24 @@ const (
 	InFlightWaitReplay InFlightMode = "wait-replay"
 	// InFlightEither: either of the above is correct.
 	InFlightEither InFlightMode = "either"
+	// InFlightStatusResource: the retry is answered 202 (Profile.InFlightStatus) with the
+	// reference of the operation in progress (the operation's async block says where), never a
+	// second execution.
+	InFlightStatusResource InFlightMode = "status-resource"
+)
+
+// ReplayReturns is what a replay returns (profile.replay_returns).
+type ReplayReturns string
+
+const (
+	// ReplayOriginal: the first answer (status, headers and body), the default.
+	ReplayOriginal ReplayReturns = "original"
+	// ReplayCurrent: a current representation of the resource the first answer names: a replay is
+	// compared with a fresh read of it (the operation's resource block).
+	ReplayCurrent ReplayReturns = "current"
+	// ReplayReference: the reference of the operation (the operation's async block says where):
+	// a replay carries the first answer's reference.
+	ReplayReference ReplayReturns = "reference"
 )
 
 // ErrorPolicy is what happens to a retry after the first attempt ended in a 5xx.
@@ -89,6 +107,12 @@ type Profile struct {
 	scopeLine            int // where operation_scope is declared
 
 	formsDeclared bool // the file writes key_forms (keyforms.go)
+
+	// ReplayReturns is what a replay returns: the original answer (default), the current
+	// representation of the resource, or the operation's reference.
+	ReplayReturns ReplayReturns
+
+	inFlightLine, replayReturnsLine int // where in_flight and replay_returns were declared
 }
 
 // ReplayHeader is a header (and optionally its value) that marks a replayed response.
@@ -123,7 +147,20 @@ func (p Profile) AcceptsInFlightStatus(status int) bool {
 }
 
 // AcceptsWaitReplay reports whether an in-flight retry may wait and replay the first result.
-func (p Profile) AcceptsWaitReplay() bool { return p.InFlight != InFlightStatus }
+func (p Profile) AcceptsWaitReplay() bool {
+	return p.InFlight != InFlightStatus && p.InFlight != InFlightStatusResource
+}
+
+// InFlightAnswer reports whether a 2xx status is the answer to a retry while the first attempt
+// runs rather than a success: the 202 of in_flight: status-resource.
+func (p Profile) InFlightAnswer(status int) bool {
+	return p.InFlight == InFlightStatusResource && p.InFlightStatus.Contains(status)
+}
+
+// Success reports whether status is a success: a 2xx that is not the in-flight answer.
+func (p Profile) Success(status int) bool {
+	return status >= 200 && status < 300 && !p.InFlightAnswer(status)
+}
 
 // DefaultIgnoredHeaders are response headers that may differ between an answer and its replay.
 var DefaultIgnoredHeaders = []string{
@@ -146,6 +183,7 @@ func Profiles(base string) (Profile, bool) {
 		KeyForms:         []KeyForm{KeyQuoted, KeyBare},
 		ErrorPolicy:      ErrorReplay,
 		Expired:          ExpiredNew,
+		ReplayReturns:    ReplayOriginal,
 		Ignore:           Ignore{Headers: slices.Clone(DefaultIgnoredHeaders)},
 	}
 	p.scopeDefaults()
@@ -165,6 +203,7 @@ func Profiles(base string) (Profile, bool) {
 var profileFields = []string{"base", "mismatch_status", "in_flight", "in_flight_status", "missing_key_status",
 	"empty_key_status", "long_key_status", "max_key_length", "key_forms", "replay_header", "error_policy", "expired",
 	"expired_status", "ignore",
+	"replay_returns",
 	// profile_scope.go
 	"operation_scope", "operation_reuse_status"}
 
@@ -200,9 +239,15 @@ func (d *decoder) profile(top *object) Profile {
 		p.InFlightStatus = v
 	}
 	if s, ok := d.str(o, "in_flight"); ok {
+		p.inFlightLine = o.lineOf("in_flight")
 		switch s = strings.TrimSpace(s); s {
 		case string(InFlightWaitReplay), string(InFlightEither):
 			p.InFlight = InFlightMode(s)
+		case string(InFlightStatusResource):
+			p.InFlight = InFlightMode(s)
+			if !o.has("in_flight_status") {
+				p.InFlightStatus = Status(202)
+			}
 		default:
 			if v, ok := d.statusSet(o, "in_flight", false); ok {
 				p.InFlight, p.InFlightStatus = InFlightStatus, v
@@ -284,7 +329,23 @@ func (d *decoder) profile(top *object) Profile {
 	}
 	d.ignore(o, &p.Ignore)
 	d.operationScope(o, &p)
+	d.replayReturns(o, &p)
 	return p
+}
+
+// replayReturns decodes profile.replay_returns: original, current or reference.
+func (d *decoder) replayReturns(o *object, p *Profile) {
+	s, ok := d.str(o, "replay_returns")
+	if !ok {
+		return
+	}
+	p.replayReturnsLine = o.lineOf("replay_returns")
+	switch v := ReplayReturns(strings.TrimSpace(s)); v {
+	case ReplayOriginal, ReplayCurrent, ReplayReference:
+		p.ReplayReturns = v
+	default:
+		d.ps.add(o.lineOf("replay_returns"), o.at("replay_returns"), "must be original, current or reference, got %q", s)
+	}
 }
 
 // ignore decodes profile.ignore, adding to the default lists.

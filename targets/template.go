@@ -51,7 +51,8 @@ var (
 	allFields       = []string{"Ref", "Key", "Tenant", "Ms", "Addr", "Downstream", "Storage", "Run", "Seq", "Prefix",
 		"EventID", "Object", "Version", "Time", "Type", "Broker", "EventsURL", "EventsBroker", "URL", "CAFile", "State", "Ops", "OpsFile", "Status", "Text",
 		"Restart", // the client side's {{.Restart}}
-		"Operation"}
+		"Operation",
+		"ID"} // an async operation's {{.ID}}
 	sampleVars      = Vars{Ref: "rs-sample-ref", Key: "rs-sample-key", Tenant: "sample-tenant"}
 	sampleLifecycle = LifecycleVars{Vars: sampleVars, Addr: "127.0.0.1:1", Downstream: "http://127.0.0.1:2/charge", Storage: "127.0.0.1:3",
 		Broker: "127.0.0.1:4", EventsURL: "http://127.0.0.1:5/events", EventsBroker: "127.0.0.1:6"}
@@ -212,6 +213,11 @@ func varField(v any, name string) (string, bool) {
 		case "Seq":
 			return v.Seq, true
 		}
+	case IDVars:
+		if name == "ID" {
+			return v.ID, true
+		}
+		return varField(v.Vars, name)
 	case ResponseVars:
 		switch name {
 		case "Key":
@@ -429,6 +435,8 @@ func sampleFor(known []string) any {
 	switch {
 	case slices.Contains(known, "Status"):
 		return sampleError
+	case slices.Contains(known, "ID"):
+		return IDVars{Vars: sampleVars, ID: "sample-id"}
 	case slices.Contains(known, "OpsFile"):
 		return ClientVars{URL: "http://127.0.0.1:8080", CAFile: "/tmp/ca.pem", State: "/tmp/state", Ref: "rs-sample", Ops: "3", OpsFile: "/tmp/ops.json"}
 	case slices.Contains(known, "Key") && slices.Contains(known, "Seq"):

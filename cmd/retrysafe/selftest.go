@@ -45,7 +45,10 @@ client ('retrysafe client', no store: its state is files) against the harness's 
 correct and as each of its mutants. The API's events (serve --events: an order.created per new
 order through its outbox) are proven on webhooks on every store and on RabbitMQ and JetStream on
 sqlite and postgres (their fault properties, kills and broker link cuts, on sqlite), and their
-mutants killed on webhooks on sqlite and postgres. Prints the matrix (rows mutants, columns stores; each cell
+mutants killed on webhooks on sqlite and postgres. The asynchronous API (serve --async: 202, a
+status resource, the record made later by its worker) runs replay, race, mismatch,
+dropped-response, crash-after-claim and load on sqlite and postgres, and its mutants are killed
+there. Prints the matrix (rows mutants, columns stores; each cell
 killed, survived, pending or n-a; a cell marked * is reported, not required). Exit 0 only when
 the correct API, consumer and client pass everywhere, every required cell is killed and the cells
 left nothing behind.
@@ -126,6 +129,7 @@ of 'retrysafe serve'.`,
 	f.DurationVar(&opts.Retention, "retention", 3*time.Second, "retention of the reference API under test")
 	f.DurationVar(&opts.LockTimeout, "lock-timeout", 3*time.Second, "lock timeout of the reference API under test")
 	f.BoolVar(&opts.OnlyEvents, "only-events", false, "run only the rows of the API's events: the correct API with events on each store and transport, and the events mutants' cells")
+	f.BoolVar(&opts.OnlyAsync, "only-async", false, "run only the rows of the asynchronous API (serve --async): the correct API on sqlite and postgres (replay, race, mismatch, dropped-response, crash-after-claim, load), and the async mutants' cells")
 	f.BoolVar(&opts.NoCorrect, "only-cells", false, "run only the mutant cells, not the correct reference (to measure how often a cell is killed)")
 	cmd.AddCommand(newSelftestCompareCmd())
 	return cmd

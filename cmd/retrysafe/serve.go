@@ -123,5 +123,6 @@ listed by 'retrysafe mutants'.`,
 	f.IntVar(&opts.Config.MismatchStatus, "mismatch-status", http.StatusUnprocessableEntity, "status of a reused key with another payload (400 to 499)")
 	cons = addConsumerFlags(cmd)
 	events = addEventsFlags(cmd)
+	addAsyncFlags(cmd, &opts.Config)
 	return cmd
 }

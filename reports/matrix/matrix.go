@@ -167,7 +167,8 @@ func declared(m map[string]string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, name := range []string{profile.FieldMismatchStatus, profile.FieldMissingKeyStatus, profile.FieldEmptyKeyStatus,
-		profile.FieldLongKeyStatus, profile.FieldMaxKeyLength, profile.FieldErrorPolicy, profile.FieldExpired} {
+		profile.FieldLongKeyStatus, profile.FieldMaxKeyLength, profile.FieldErrorPolicy, profile.FieldExpired,
+		profile.FieldReplayReturns} {
 		if v := m[name]; v != "" {
 			out[name] = v
 		}

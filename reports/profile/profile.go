@@ -39,10 +39,15 @@ const (
 	FieldOperationScope        = "operation_scope"
 	FieldErrorPolicy           = "error_policy"
 	FieldExpired               = "expired"
+	// FieldReplayReturns is what a replay returns: original, current or reference (the target
+	// file's profile.replay_returns).
+	FieldReplayReturns = "replay_returns"
 )
 
 // FieldOrder lists every field name in display order.
-var FieldOrder = []string{FieldReplay, FieldReplayHeader, FieldMismatchStatus, FieldReorderedBody, FieldInFlight,
+var FieldOrder = []string{FieldReplay, FieldReplayHeader,
+	FieldReplayReturns,
+	FieldMismatchStatus, FieldReorderedBody, FieldInFlight,
 	FieldMissingKeyStatus, FieldEmptyKeyStatus, FieldLongKeyStatus, FieldMaxKeyLength, FieldSignificantKeyLength,
 	FieldKeyForms, FieldTenantScope, FieldUnauthenticatedStatus, FieldOperationScope, FieldErrorPolicy, FieldExpired}
 
@@ -176,7 +181,8 @@ func (p *Profile) where(keep func(Field) bool) []Field {
 // ExpectationFields are the fields a target file's profile block knows, in that block's order.
 var ExpectationFields = []string{FieldMismatchStatus, FieldInFlight, FieldMissingKeyStatus, FieldEmptyKeyStatus,
 	FieldLongKeyStatus, FieldMaxKeyLength, FieldKeyForms, FieldReplayHeader, FieldErrorPolicy, FieldExpired,
-	FieldOperationScope} // operation_scope: per-operation | shared, as the target file declares it
+	FieldOperationScope, // operation_scope: per-operation | shared, as the target file declares it
+	FieldReplayReturns}
 
 // Expectations returns the probed fields that a target file's profile block accepts, as YAML
 // lines ("mismatch_status: 422"), in the order of that block. Unsafe values are left out with a

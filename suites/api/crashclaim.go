@@ -59,7 +59,7 @@ func (s *S) crashAfterClaim(op *framework.Op) check.Result {
 	defer cancel()
 	firstDone := make(chan history.Attempt, 1)
 	go func() { firstDone <- op.DoCtx(ctx, framework.Send{Instance: 0}) }()
-	if err := s.WaitHeld(1); err != nil {
+	if err := s.WaitHeldFor(op); err != nil {
 		cancel()
 		<-firstDone
 		return check.Unknownf("the first attempt never reached the downstream provider: %v", err)
@@ -80,7 +80,7 @@ func (s *S) crashAfterClaim(op *framework.Op) check.Result {
 		return check.Unknownf("%v", err)
 	}
 	c.Final = s.EventuallyFor(fmt.Sprintf("the dead process's claim to be taken over (the lock timeout, %s, plus a margin)", framework.Seconds(s.Target.LockTimeout)),
-		op, s.Target.LockTimeout+framework.CrashMargin, framework.Succeeded)
+		op, s.Target.LockTimeout+framework.CrashMargin, s.Completed)
 	c.After = op.Do(framework.Send{Instance: -1})
 	c.Records, c.Downstream = op.Count(), s.Downstream(op)
 	return check.CrashAfterClaim(c, s.Target.Profile)

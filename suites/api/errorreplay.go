@@ -35,7 +35,7 @@ record and one downstream effect. The key MUST NOT stay in flight past the lock 
 			if e.Faults.Sink == nil && !e.Target.Hooks.CanFail() {
 				return "the target declares neither a downstream binding nor a fail_next hook: nothing can make an attempt fail"
 			}
-			return ""
+			return asyncBeforeAnswer(e, e.Target.Hooks.CanFail(), "fails the request itself (hooks.fail_next)")
 		},
 	}
 	p.Specs = func(e *Env) []*Spec {

@@ -32,10 +32,23 @@ func (s *S) stuckWait() string {
 	return fmt.Sprintf("the key to leave the in-flight status (up to %s: no lock_timeout declared)", framework.Seconds(defaultLockTimeout))
 }
 
+// asyncBeforeAnswer says why a property that acts on the first operation's downstream call does
+// not apply when that operation is asynchronous (its async block) and no hook of the target
+// does the same to the request itself (hook: the target declares it; what: what it does): the
+// downstream call comes after the 202, where a fault changes the operation, not its answer.
+func asyncBeforeAnswer(e *Env, hook bool, what string) string {
+	def := e.Target.Operations[0]
+	if def.Async == nil || hook {
+		return ""
+	}
+	return fmt.Sprintf("operation %s is asynchronous: its downstream call comes after its 202, and no hook of the target %s", def.Name, what)
+}
+
 // failingAttempt sends op's first attempt so that it fails: the sink fails its downstream call
-// (through the nemesis), or, without a sink, the fail_next hook is sent just before it.
+// (through the nemesis), or, without a sink (or for an asynchronous operation, whose downstream
+// call comes after its answer), the fail_next hook is sent just before it.
 func (s *S) failingAttempt(op *framework.Op) (history.Attempt, error) {
-	if s.Faults.Sink != nil {
+	if s.Faults.Sink != nil && op.Def.Async == nil {
 		fail := s.Faults.Sink.FailFault(1, 503)
 		if err := s.Inject(fail); err != nil {
 			return history.Attempt{}, err

@@ -33,6 +33,8 @@ operation again: once released, one record and one downstream call.`,
 			switch {
 			case e.Faults.Sink == nil && !e.Target.Hooks.CanSlow():
 				return "the target declares neither a downstream binding nor a slow hook: nothing can hold a request in flight"
+			case asyncBeforeAnswer(e, e.Target.Hooks.CanSlow(), "holds the request itself (hooks.slow)") != "":
+				return asyncBeforeAnswer(e, false, "holds the request itself (hooks.slow)")
 			case e.Target.LockTimeout <= 0:
 				return "the target declares no lock_timeout"
 			case e.Target.LockTimeout/3 > e.Settings.MaxWait:
@@ -74,7 +76,7 @@ operation again: once released, one record and one downstream call.`,
 			if sf.Waited {
 				sf.Retry = <-retryDone
 			}
-			sf.Final = s.Eventually(op, 5*time.Second+hold.rest, framework.Succeeded)
+			sf.Final = s.Eventually(op, 5*time.Second+hold.rest, s.Completed)
 			sf.Records, sf.Downstream = op.Count(), s.Downstream(op)
 			return check.SlowFirstAttempt(sf, s.Target.Profile)
 		})}
@@ -96,7 +98,7 @@ type heldAttempt struct {
 func (s *S) holdFirst(op *framework.Op, giveUp time.Duration) (*heldAttempt, error) {
 	ctx, cancel := context.WithTimeout(s.Ctx(), giveUp)
 	defer cancel()
-	if s.Faults.Sink == nil {
+	if s.Faults.Sink == nil || op.Def.Async != nil { // an asynchronous operation calls downstream after its 202
 		slow := 2 * giveUp
 		first := op.DoCtx(ctx, framework.Send{Instance: 0, SlowMs: slow.Milliseconds()})
 		return &heldAttempt{first: first, rest: slow - giveUp, release: func() error { return nil }}, nil

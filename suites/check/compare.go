@@ -30,6 +30,9 @@ func Compare(a, b history.Attempt, p targets.Profile) []string {
 	if a.Status != b.Status {
 		diffs = append(diffs, fmt.Sprintf("status (%d != %d)", a.Status, b.Status))
 	}
+	if a.Reference != b.Reference {
+		diffs = append(diffs, fmt.Sprintf("reference (%s != %s)", orNone(a.Reference), orNone(b.Reference)))
+	}
 	diffs = append(diffs, compareHeaders(a.RespHeader, b.RespHeader, p)...)
 	return append(diffs, CompareBodies(a.RespBody, b.RespBody, p.Ignore)...)
 }

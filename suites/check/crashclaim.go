@@ -1,6 +1,8 @@
 package check
 
 import (
+	"net/http"
+
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/history"
 )
@@ -22,14 +24,22 @@ type CrashClaim struct {
 // CrashAfterClaim judges the retry after a crash between claim and write (crash-after-claim):
 // it MUST complete within the lock timeout plus a margin, with one record and one downstream
 // effect.
+//
+// An asynchronous operation's first attempt is answered 202 before its work (an operation's
+// async block): the kill then came between the 202 and the record, and the retries MUST name
+// the same operation.
 func CrashAfterClaim(c CrashClaim, p targets.Profile) Result {
 	j := newJudge(p)
-	if c.First.Outcome == history.OK {
+	accepted := c.First.Outcome == history.OK && c.First.Status == http.StatusAccepted
+	if c.First.Outcome == history.OK && !accepted {
 		return Unknownf("the first attempt answered (status %d) although its process was killed", c.First.Status)
 	}
-	final, ok := j.completes(c.Final, "the retry after the restart", succeeded)
+	final, ok := j.completes(c.Final, "the retry after the restart", j.succeeded)
 	if !ok {
 		return j.result()
+	}
+	if accepted {
+		j.same(c.First, final, "the retry after the restart")
 	}
 	if j.answered(c.After, "a retry after completion") {
 		j.same(final, c.After, "a retry after completion")

@@ -54,8 +54,12 @@ func (j *judge) success(a history.Attempt, what string) bool {
 	if !j.answered(a, what) {
 		return false
 	}
-	if is2xx(a.Status) {
+	switch {
+	case j.p.Success(a.Status):
 		return true
+	case is2xx(a.Status):
+		j.wrongStatus(a, "a 2xx other than the in-flight answer "+j.p.InFlightStatus.String()+" (in_flight: status-resource)", what)
+		return false
 	}
 	j.wrongStatus(a, "a 2xx", what)
 	return false
@@ -85,12 +89,16 @@ func (j *judge) wrongStatus(a history.Attempt, want, what string) {
 // same reports whether again replays first (status, headers and body, the profile's volatile
 // parts left out); a difference is a replay-differs anomaly that says in what.
 func (j *judge) same(first, again history.Attempt, what string) bool {
-	diffs := Compare(first, again, j.p)
+	diffs, unknown := ReplayDiffs(first, again, j.p)
+	if unknown != "" {
+		j.unknownf("%s (attempt #%d): %s", what, again.Seq, unknown)
+		return false
+	}
 	if len(diffs) == 0 {
 		return true
 	}
 	an := anomaly(reports.KindReplayDiffs, again,
-		fmt.Sprintf("%s differs from the first answer (#%d) at %s", what, first.Seq, strings.Join(diffs, ", ")), first.Seq, again.Seq)
+		fmt.Sprintf("%s differs from %s at %s", what, replayBasis(first, again, j.p), strings.Join(diffs, ", ")), first.Seq, again.Seq)
 	an.What = diffPart(diffs)
 	j.add(an)
 	return false
@@ -104,9 +112,14 @@ func diffPart(diffs []string) string {
 		switch {
 		case strings.HasPrefix(d, "status"):
 			return "status"
-		case strings.HasPrefix(d, "header "):
+		case strings.HasPrefix(d, "reference"):
+			part = "reference"
+		case strings.HasPrefix(d, "header ") && part != "reference":
 			part = "header"
 		}
+	}
+	if part == "reference" {
+		return part
 	}
 	if part == "header" && slices.ContainsFunc(diffs, func(d string) bool { return !strings.HasPrefix(d, "header ") }) {
 		return "body"
@@ -138,6 +151,9 @@ func (j *judge) replayHeader(a history.Attempt, what string) {
 // result unknown.
 func (j *judge) records(c Count, want int, seqs ...int64) {
 	if !j.counted(c) {
+		return
+	}
+	if c.Failed && c.N < want { // its status resource said it failed: not acknowledged
 		return
 	}
 	switch {
@@ -180,7 +196,7 @@ func (j *judge) noRecord(c Count, what string, seqs ...int64) {
 
 // counted reports whether a count can be checked; a failed one makes the result unknown.
 func (j *judge) counted(c Count) bool {
-	if !c.Taken {
+	if !c.Taken || c.Unsettled {
 		return false
 	}
 	if c.Err != "" {
@@ -253,10 +269,19 @@ func is2xx(status int) bool { return status >= 200 && status < 300 }
 // succeeded reports a 2xx answer.
 func succeeded(a history.Attempt) bool { return a.Outcome == history.OK && is2xx(a.Status) }
 
+// succeeded reports a success under the judge's profile: a 2xx other than the in-flight answer
+// of in_flight: status-resource.
+func (j *judge) succeeded(a history.Attempt) bool {
+	return a.Outcome == history.OK && j.p.Success(a.Status)
+}
+
 // sameBody reports whether two answers carry the same body (JSON by value, the profile's
 // ignored paths left out). An empty first body is never "the same": an empty answer says nothing
 // about whose answer it is.
 func (j *judge) sameBody(a, b history.Attempt) bool {
+	if a.Reference != "" && b.Reference != "" { // an operation's answer: the same operation or not
+		return a.Reference == b.Reference
+	}
 	if len(bytes.TrimSpace(a.RespBody)) == 0 {
 		return false
 	}

@@ -148,7 +148,7 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 		res.Statuses[a.Status]++
 	}
 	switch {
-	case is2xx(a.Status):
+	case is2xx(a.Status) && !c.inFlightAnswer(a.Status):
 		// The API takes an attempt up between its start and its end, and the key's age is
 		// counted from its first claim, after firstStart: only an attempt that ended within the
 		// retention surely found the key alive. (Judged by its start, a correct API was accused
@@ -177,6 +177,12 @@ func (c *LoadChecker) Add(id int32, a *LoadAttempt) {
 	}
 }
 
+// inFlightAnswer reports a 2xx that is the in-flight answer (in_flight: status-resource), not a
+// success: checked only for such a profile, at the cost of a comparison per attempt otherwise.
+func (c *LoadChecker) inFlightAnswer(status int) bool {
+	return c.p.InFlight == targets.InFlightStatusResource && c.p.InFlightAnswer(status)
+}
+
 func (c *LoadChecker) add(id int32, a reports.Anomaly) {
 	c.res.Anomalies = append(c.res.Anomalies, a)
 	c.ids = append(c.ids, id)
@@ -185,6 +191,9 @@ func (c *LoadChecker) add(id int32, a reports.Anomaly) {
 // differs says in what (status or body) and how a later 2xx answer differs from the operation's
 // first ("" = it does not).
 func (c *LoadChecker) differs(k *loadOp, a *LoadAttempt) (what, msg string) {
+	if c.p.ReplayReturns != targets.ReplayOriginal && c.p.ReplayReturns != "" {
+		return "", "" // a current representation or a reference: not the first answer's bytes
+	}
 	if a.Status != int(k.origStatus) {
 		return "status", fmt.Sprintf("a later 2xx answer has status %d, the first was %d", a.Status, k.origStatus)
 	}
@@ -273,7 +282,7 @@ func Load(attempts iter.Seq[history.Attempt], counts map[string]int, p targets.P
 			names = append(names, name{a.Key, a.Op, a.Tenant})
 		}
 		la := LoadAttempt{Seq: a.Seq, Start: a.Start, End: a.End, Status: a.Status, Outcome: a.Outcome, BodyHash: a.BodyHash, Body: -1}
-		if a.Outcome == history.OK && is2xx(a.Status) {
+		if a.Outcome == history.OK && is2xx(a.Status) && !c.inFlightAnswer(a.Status) {
 			la.Body = int64(len(bodies))
 			bodies = append(bodies, a.RespBody)
 		}

@@ -33,8 +33,8 @@ func RaceRound(burst []history.Attempt, retry history.Attempt, records Count, p 
 		}
 		statuses[a.Status]++
 		switch {
-		case is2xx(a.Status):
-			if !slices.ContainsFunc(successes, func(s history.Attempt) bool { return len(Compare(s, a, p)) == 0 }) {
+		case p.Success(a.Status):
+			if !slices.ContainsFunc(successes, func(s history.Attempt) bool { d, _ := ReplayDiffs(s, a, p); return len(d) == 0 }) {
 				successes = append(successes, a)
 			}
 		case p.AcceptsInFlightStatus(a.Status):
@@ -43,7 +43,7 @@ func RaceRound(burst []history.Attempt, retry history.Attempt, records Count, p 
 		}
 	}
 	if len(successes) > 1 {
-		diffs := Compare(successes[0], successes[1], p)
+		diffs, _ := ReplayDiffs(successes[0], successes[1], p)
 		an := anomaly(reports.KindReplayDiffs, successes[1], fmt.Sprintf("the burst got %d different successful answers (differ at %s)",
 			len(successes), strings.Join(diffs, ", ")), successes[0].Seq, successes[1].Seq)
 		an.What = diffPart(diffs)

@@ -117,6 +117,15 @@ type Count struct {
 	Err string
 	// Taken is false when nothing could count (no observer declared): the count is not checked.
 	Taken bool
+
+	// An asynchronous operation's (its async block), as the settling left it.
+
+	// Unsettled says the operation was not done within its settle: the count is not checked
+	// (the settling's operation-not-settled anomaly says why).
+	Unsettled bool
+	// Failed says the operation's status resource reported it failed: it was not acknowledged,
+	// so only a duplicate is held against the target.
+	Failed bool
 }
 
 // known reports whether the count was taken without an error: N holds it.

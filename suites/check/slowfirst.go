@@ -37,7 +37,7 @@ func SlowFirstAttempt(s SlowFirst, p targets.Profile) Result {
 	if !s.Waited && j.answered(s.Retry, "the retry while the first attempt is in flight") {
 		switch {
 		case p.AcceptsInFlightStatus(s.Retry.Status):
-		case is2xx(s.Retry.Status):
+		case p.Success(s.Retry.Status):
 			j.add(anomaly(reports.KindDuplicateExecution, s.Retry, fmt.Sprintf(
 				"the retry while the first attempt was in flight got %d: it was executed a second time", s.Retry.Status), s.First.Seq, s.Retry.Seq))
 		case p.InFlight == targets.InFlightWaitReplay:
@@ -50,7 +50,7 @@ func SlowFirstAttempt(s SlowFirst, p targets.Profile) Result {
 	if s.Waited {
 		j.success(s.Retry, "the waiting retry after the release")
 	}
-	if _, ok := j.completes(s.Final, "a retry after the release", succeeded); !ok {
+	if _, ok := j.completes(s.Final, "a retry after the release", j.succeeded); !ok {
 		return j.result()
 	}
 	j.records(s.Records, 1, s.First.Seq)

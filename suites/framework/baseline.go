@@ -27,6 +27,9 @@ func (h *Harness) baseline(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: %s: %s\n%s", ErrBaseline, def.Name, baselineHint(a), strings.TrimRight(a.String(), "\n"))
 	}
+	// An asynchronous operation's work goes on after its 202: it ends before the first spec, whose
+	// faults (a held downstream call, a kill) must find only its own operations at work.
+	s.Settle()
 	return nil
 }
 

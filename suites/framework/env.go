@@ -166,6 +166,7 @@ type Env struct {
 
 	deviations []string     // how the API differs from the draft, found before the properties (keyforms.go)
 	waits      *waitPrinter // the progress of long waits, on the run's log
+	async      *asyncBook   // the asynchronous operations to follow (async.go); nil: none declared
 
 	// done ends with Close: every attempt still running ends.
 	done  context.Context
@@ -194,7 +195,10 @@ func newEnv(t *targets.Target, s Settings, r *history.Redactor) *Env {
 		MaxIdleConnsPerHost: max(s.RaceK, 2*s.LoadWorkers, 16),
 		History:             h,
 	})
-	e.Observer = t.ObserverClient(s.AttemptTimeout, loadCountWorkers)
+	e.Observer = t.ObserverClient(s.AttemptTimeout, max(loadCountWorkers, settleWorkers))
+	if e.async = newAsyncBook(e); e.async != nil {
+		h.SetAnnotator(e.async.annotate)
+	}
 	return e
 }
 

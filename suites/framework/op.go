@@ -180,12 +180,15 @@ func (o *Op) Count() check.Count {
 	return c
 }
 
-// CountQuiet is Count without a note in the evidence (for runs that count hundreds).
+// CountQuiet is Count without a note in the evidence (for runs that count hundreds). Both
+// settle the spec's asynchronous operations first (S.Settle).
 func (o *Op) CountQuiet() check.Count {
+	o.s.Settle()
 	c := check.Count{Op: o.Def.Name, Tenant: tenantName(o.Tenant), Ref: o.Ref, Key: o.Key}
 	if o.Def.Observer == nil {
 		return c
 	}
+	c = o.s.settledCount(c, o.Def, o.metaTenant(), o.Key)
 	ctx, cancel := o.s.AttemptCtx(2)
 	defer cancel()
 	n, err := o.countCtx(ctx)
@@ -220,6 +223,14 @@ func SetBody(req *http.Request, body []byte) {
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.GetBody = nil
+}
+
+// metaTenant is the tenant as the attempts of o name it ("" for none).
+func (o *Op) metaTenant() string {
+	if o.Tenant == nil {
+		return ""
+	}
+	return o.Tenant.Name
 }
 
 // tenantName is a tenant's name, "-" for none.

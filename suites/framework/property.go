@@ -159,8 +159,12 @@ func (e *Env) Specs() []*Spec {
 		}
 		out = append(out, p.Specs(e)...)
 	}
+	settleSkip := e.SettleSkip()
 	for i, sp := range out {
 		sp.Index = i
+		if settleSkip != "" && sp.Skip == "" && sp.Property.Side == SideAPI {
+			sp.Skip = settleSkip
+		}
 		for _, l := range sp.Extra {
 			// A programming error that would only make list --label-filter incomplete: the
 			// sides' tests, which build every property's specs, catch it; a run goes on.

@@ -185,6 +185,7 @@ func profileMap(p targets.Profile) map[string]string {
 		"key_forms":          strings.Join(forms, ","),
 		"error_policy":       string(p.ErrorPolicy),
 		"expired":            string(p.Expired),
+		"replay_returns":     string(p.ReplayReturns),
 	}
 	if p.MaxKeyLength == 0 {
 		m["max_key_length"] = "none"

@@ -65,10 +65,14 @@ func (h *Harness) RunShard(ctx context.Context, o ShardOptions) (string, *shardf
 	}
 	run := s.LoadAttack(rate, e.Settings.LoadDuration)
 	m.Planned, m.Hits = run.Planned, int64(run.Hits())
+	s.Settle() // an asynchronous API's records exist once its operations are done: the merge counts them
+	unsettled := len(s.settledResult().Anomalies)
 	ops, attempts, failed := h.shardAttempts(run)
 	switch {
 	case ctx.Err() != nil:
 		m.Incomplete = fmt.Sprintf("interrupted after %d of %d hits", m.Hits, m.Planned)
+	case unsettled > 0:
+		m.Incomplete = fmt.Sprintf("%d asynchronous operations were not done within their settle", unsettled)
 	case run.Err != nil:
 		m.Incomplete = "the load could not be generated: " + run.Err.Error()
 	case m.Hits < m.Planned:

@@ -56,7 +56,7 @@ func (s *S) Heal(f faults.Fault) error {
 // Processed waits until the observer or the sink shows that the target processed an
 // operation: a record, or a downstream call (which a target that lost its write still made).
 func (s *S) Processed(op *Op) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(max(5*time.Second, longestSettle(op.Def))) // an asynchronous one makes its record later
 	for time.Now().Before(deadline) && s.ctx.Err() == nil {
 		if op.Def.Observer != nil {
 			ctx, cancel := s.AttemptCtx(1)
@@ -80,6 +80,25 @@ func (s *S) WaitHeld(n int) error {
 	defer cancel()
 	_, err := s.Faults.Sink.WaitHeld(ctx, n)
 	return err
+}
+
+// WaitHeldFor waits until the sink holds a call of op's (its ref): not another operation's, such
+// as the work of an asynchronous operation still going on.
+func (s *S) WaitHeldFor(op *Op) error {
+	ctx, cancel := s.AttemptCtx(1)
+	defer cancel()
+	for n := 1; ; {
+		calls, err := s.Faults.Sink.WaitHeld(ctx, n)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls {
+			if c.Ref == op.Ref {
+				return nil
+			}
+		}
+		n = len(calls) + 1
+	}
 }
 
 // RetryInterval is the pause between two retries of a key waiting to complete.
@@ -113,6 +132,12 @@ func (s *S) EventuallyFor(what string, op *Op, d time.Duration, done func(histor
 		}
 	}
 	return ev
+}
+
+// Completed reports a success under the target's profile: a 2xx other than the in-flight answer
+// of in_flight: status-resource (a 202 naming the operation in progress).
+func (e *Env) Completed(a history.Attempt) bool {
+	return Succeeded(a) && e.Target.Profile.Success(a.Status)
 }
 
 // Succeeded reports a 2xx answer.

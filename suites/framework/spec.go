@@ -29,11 +29,19 @@ type S struct {
 	figures   map[string]string
 	artefacts map[string][]byte
 	clients   []reports.ClientTimeline
+
+	// The asynchronous operations (settle.go): the book's place at the spec's start, and what
+	// the settling found.
+	asyncFrom   int
+	settleMu    sync.Mutex
+	settlements []check.Settlement
 }
 
 // Session returns a running spec that belongs to no spec, for tools built on the suites (the
 // bench) that drive generators directly.
-func (e *Env) Session(ctx context.Context) *S { return &S{Env: e, ctx: mergeDone(ctx, e.done)} }
+func (e *Env) Session(ctx context.Context) *S {
+	return &S{Env: e, ctx: mergeDone(ctx, e.done), asyncFrom: e.async.len()}
+}
 
 // Ctx is the spec's context.
 func (s *S) Ctx() context.Context { return s.ctx }
@@ -149,8 +157,10 @@ func (e *Env) RunSpec(ctx context.Context, sp *Spec) *Outcome {
 		return out
 	}
 	ctx = mergeDone(ctx, e.done)
-	s := &S{Env: e, ctx: ctx}
-	out.Result = redactResult(e.History.Redactor(), s.run(sp))
+	s := &S{Env: e, ctx: ctx, asyncFrom: e.async.len()}
+	res := s.run(sp)
+	res.Merge(s.settledResult())
+	out.Result = redactResult(e.History.Redactor(), res)
 	e.worstFirst(&out.Result)
 	out.Duration = time.Since(out.Started)
 	out.Interrupted = ctx.Err() != nil

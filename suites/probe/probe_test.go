@@ -52,6 +52,7 @@ func TestProbeReferenceProfile(t *testing.T) {
 		profile.FieldMaxKeyLength: "255", profile.FieldSignificantKeyLength: "255", profile.FieldKeyForms: "[quoted, bare]",
 		profile.FieldTenantScope: "per-tenant", profile.FieldUnauthenticatedStatus: "401",
 		profile.FieldOperationScope: "per-operation", profile.FieldErrorPolicy: "replay", profile.FieldExpired: profile.NotProbed,
+		profile.FieldReplayReturns: "original",
 	}
 	var names []string
 	for _, f := range p.Fields {

@@ -19,7 +19,8 @@ func (p *prober) replayFields(base *framework.Op, first history.Attempt) []profi
 	hd.keep(first, framework.Send{})
 	again, ok := fd.do(base, framework.Send{})
 	if !ok {
-		return []profile.Field{fd.f, hd.notProbed("the retry got no answer")}
+		rr := p.field(profile.FieldReplayReturns, base.Def)
+		return []profile.Field{fd.f, hd.notProbed("the retry got no answer"), rr.notProbed("the retry got no answer")}
 	}
 	hd.keep(again, framework.Send{})
 	value := "same"
@@ -41,7 +42,7 @@ func (p *prober) replayFields(base *framework.Op, first history.Attempt) []profi
 	if marker == "" {
 		marker = "none"
 	}
-	return []profile.Field{fd.done(value), hd.done(marker)}
+	return []profile.Field{fd.done(value), hd.done(marker), p.replayReturns(base, first, again)}
 }
 
 // reordered sends a body, then the same body with its fields reordered and other white space,

@@ -175,6 +175,8 @@ func declaredLines(name string, p targets.Profile) []string {
 			return []string{name + ": " + string(p.OperationScope), "operation_reuse_status: " + p.OperationReuseStatus.String()}
 		}
 		return []string{name + ": " + string(p.OperationScope)}
+	case profile.FieldReplayReturns:
+		return []string{name + ": " + string(p.ReplayReturns)}
 	case profile.FieldExpired:
 		if p.Expired == targets.ExpiredReject {
 			return []string{name + ": " + string(p.Expired), "expired_status: " + p.ExpiredStatus.String()}

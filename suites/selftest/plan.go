@@ -77,6 +77,7 @@ func (st *stores) plan() []*job {
 		for _, store := range opts.Stores {
 			plan = append(plan, st.correctAPIJobs(store)...)
 			plan = append(plan, st.correctEventsJobs(store)...)
+			plan = append(plan, st.correctAsyncJobs(store)...)
 		}
 		plan = append(plan, st.cellJobs("", rows(opts.Mutants), runCell, opts.Stores)...)
 	}
@@ -113,6 +114,9 @@ func (st *stores) plan() []*job {
 	}
 	if opts.OnlyEvents {
 		plan = slices.DeleteFunc(plan, func(j *job) bool { return !j.events })
+	}
+	if opts.OnlyAsync {
+		plan = slices.DeleteFunc(plan, func(j *job) bool { return !j.async })
 	}
 	for _, j := range plan {
 		if j.phase == "" {
@@ -174,7 +178,8 @@ func (st *stores) cellJobs(side string, rows []row, run func(context.Context, *s
 				name += " " + string(r.shape)
 			}
 			out = append(out, &job{name: name + " " + store + " " + r.property, pg: store == "postgres", isCell: true,
-				events: side == "" && isEventsProperty(r.property), phase: phaseOf(side), run: func(ctx context.Context) ([]Correct, *Cell, error) {
+				events: side == "" && isEventsProperty(r.property), async: side == "" && r.mutant.NeedsAsync(),
+				phase: phaseOf(side), run: func(ctx context.Context) ([]Correct, *Cell, error) {
 					c, err := run(ctx, st, r, store)
 					return nil, &c, err
 				}})

@@ -35,6 +35,7 @@ type job struct {
 	pg     bool // it uses PostgreSQL: admitted within the connection budget
 	isCell bool // a mutant cell (else a run of the correct reference)
 	events bool // a row of the API's events (Options.OnlyEvents keeps only these)
+	async  bool // a row of the asynchronous API (Options.OnlyAsync keeps only these)
 	run    func(ctx context.Context) ([]Correct, *Cell, error)
 
 	correct []Correct

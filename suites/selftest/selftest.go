@@ -117,6 +117,9 @@ type Options struct {
 	// OnlyEvents keeps only the rows of the API's events: the correct API with events on each
 	// store and transport, and the events mutants' cells.
 	OnlyEvents bool
+	// OnlyAsync keeps only the rows of the asynchronous API: the correct asynchronous API on
+	// each of its stores, and the async mutants' cells.
+	OnlyAsync bool
 	// ConsumerShape keeps only the consumer rows of one shape (consumer.ShapeSink or
 	// consumer.ShapeNoSink); "" = both.
 	ConsumerShape consumer.Shape
@@ -293,6 +296,9 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	if isEventsProperty(r.property) {
 		cell.Shape = "events-" + eventsCellTransport // on every store, so that the matrix keeps the row whole
 	}
+	if r.mutant.NeedsAsync() {
+		cell.Shape = asyncShape
+	}
 	required := slices.Contains(r.required, store)
 	if !required && !slices.Contains(r.reported, store) {
 		cell.Result = NA
@@ -311,6 +317,8 @@ func runCell(ctx context.Context, st *stores, r row, store string) (Cell, error)
 	var run *reports.Run
 	var err error
 	switch {
+	case r.mutant.NeedsAsync():
+		run, err = st.runAsync(ctx, store, r.mutant, "property:"+r.property)
 	case isEventsProperty(r.property):
 		run, err = st.runEvents(ctx, eventsCellTransport, store, r.mutant, "property:"+r.property)
 	case isProcessProperty(r.property):

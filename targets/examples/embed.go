@@ -111,3 +111,10 @@ var ReferenceEventsWebhook []byte
 //
 //go:embed chain-client-managed.yaml
 var ChainClientManaged []byte
+
+// ReferenceAsync is targets/examples/reference-async.yaml: the reference API started by the
+// harness with `serve --async`: every POST answers 202 with its operation's reference and a
+// worker makes the record later.
+//
+//go:embed reference-async.yaml
+var ReferenceAsync []byte

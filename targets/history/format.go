@@ -73,6 +73,12 @@ func Format(a Attempt, maxBody int) string {
 		}
 		b.WriteString("\n")
 	}
+	if a.Reference != "" {
+		fmt.Fprintf(&b, "! operation reference: %s\n", a.Reference)
+	}
+	if c := a.Current; c != nil {
+		writeRead(&b, c, a.End, maxBody)
+	}
 	if a.Note != "" {
 		fmt.Fprintf(&b, "! note: %s\n", a.Note)
 	}
@@ -122,4 +128,16 @@ func writeBody(b *strings.Builder, prefix string, body []byte, truncated bool, m
 	if truncated {
 		fmt.Fprintf(b, "%s... (body cut by the client at %d bytes)\n", prefix, len(body))
 	}
+}
+
+// writeRead writes the fresh read of the resource an answer named (profile.replay_returns:
+// current), made after the answer ended at end.
+func writeRead(b *strings.Builder, c *Read, end time.Time, maxBody int) {
+	fmt.Fprintf(b, "! fresh read of GET %s at +%v: ", c.URL, c.At.Sub(end).Round(10*time.Microsecond))
+	if c.Err != "" {
+		fmt.Fprintf(b, "%s\n", c.Err)
+		return
+	}
+	fmt.Fprintf(b, "%d %s\n", c.Status, http.StatusText(c.Status))
+	writeBody(b, "! ", c.Body, false, maxBody)
 }

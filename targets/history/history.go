@@ -87,6 +87,25 @@ type Attempt struct {
 	// Life is which start of the client process sent it: 1, then 2 after a restart (0: not a
 	// client's attempt).
 	Life int
+
+	// The asynchronous side (an operation's async block, profile.replay_returns), set by the
+	// History's annotator (SetAnnotator) before the attempt is stored.
+
+	// Reference is the operation reference the answer carried ("" = none).
+	Reference string
+	// Current is a fresh read of the resource the answer names, made right after it; nil = none.
+	Current *Read
+}
+
+// Read is a fresh read of the resource an answer names (profile.replay_returns: current).
+type Read struct {
+	// URL is what was read; At when the read was answered.
+	URL string
+	At  time.Time
+	// Status and Body are its answer; Err why there is none.
+	Status int
+	Body   []byte
+	Err    string
 }
 
 // MethodEvent is the Method of an entry that is no attempt but an event the harness observed
@@ -117,6 +136,17 @@ type History struct {
 	compact  *compactStore
 	keepFull func(Attempt) bool // non-nil while compact recording is on
 	events   []Event            // the nemesis's actions
+	annotate func(*Attempt)     // nil: none (SetAnnotator)
+}
+
+// SetAnnotator makes h call f with every attempt before it is redacted and stored (observed
+// events aside), from the goroutine that adds it: f may set the attempt's Reference and Current
+// and note what it needs of the attempt elsewhere, and must redact what it keeps of a
+// credential itself. nil turns it off.
+func (h *History) SetAnnotator(f func(*Attempt)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.annotate = f
 }
 
 // New returns an empty History that redacts every attempt with r before
@@ -136,8 +166,11 @@ func (h *History) Redactor() *Redactor { return h.redact }
 // the stored (redacted) attempt. It is safe for concurrent use.
 func (h *History) Add(a Attempt) Attempt {
 	h.mu.Lock()
-	keepFull := h.keepFull
+	keepFull, annotate := h.keepFull, h.annotate
 	h.mu.Unlock()
+	if annotate != nil && !a.IsEvent() {
+		annotate(&a)
+	}
 	if keepFull != nil && compactable(a) && !keepFull(a) {
 		return h.addCompact(a)
 	}

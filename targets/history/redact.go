@@ -387,5 +387,9 @@ func (r *Redactor) Attempt(a Attempt) Attempt {
 	a.ReqHeader, a.RespHeader = r.Header(a.ReqHeader), r.Header(a.RespHeader)
 	a.ReqBody, a.RespBody = r.Bytes(a.ReqBody), r.Bytes(a.RespBody)
 	a.Err, a.Note = r.String(a.Err), r.String(a.Note)
+	a.Reference = r.String(a.Reference)
+	if c := a.Current; c != nil {
+		a.Current = &Read{URL: r.URL(c.URL), At: c.At, Status: c.Status, Body: r.Bytes(c.Body), Err: r.String(c.Err)}
+	}
 	return a
 }

@@ -60,6 +60,13 @@ type Config struct {
 	// Events makes every new order publish an order.created event through the store's outbox
 	// (RelayLoop publishes it); nil = no events.
 	Events *EventsConfig
+
+	// Async makes every POST an asynchronous operation (async.go): 202 with the operation's
+	// reference, the record written later by the worker (WorkerLoop). The store must keep jobs
+	// (Jobs).
+	Async bool
+	// AsyncDelay is how long after its 202 an operation's job runs at the earliest.
+	AsyncDelay time.Duration
 }
 
 // API is the reference API's HTTP handler.
@@ -69,7 +76,8 @@ type API struct {
 	mux     *http.ServeMux
 	hc      *http.Client
 	hooks   hooks
-	relay   *relay // nil without events
+	relay   *relay  // nil without events
+	worker  *worker // nil unless Config.Async
 }
 
 // operation is one of the two idempotent operations.
@@ -125,6 +133,9 @@ func NewAPI(cfg Config) (*API, error) {
 	for path, op := range operations {
 		a.mux.HandleFunc("POST "+path, a.create(op))
 		a.mux.HandleFunc("GET "+path, a.list(op))
+	}
+	if err := a.setUpAsync(); err != nil {
+		return nil, err
 	}
 	if cfg.Hooks {
 		a.mux.HandleFunc("POST "+FailPath, a.failNext)
@@ -296,6 +307,7 @@ func writeStored(w http.ResponseWriter, resp Response, replayed bool) {
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
+	setOperationLocation(w, resp)
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body)
 }

@@ -81,6 +81,7 @@ type apiOpts struct {
 	mismatchStatus int
 	store          Store // nil: a fresh store of the harness's kind
 	events         bool  // publish events to a capturePublisher; the test relays them (relayEvents)
+	async          bool  // Config.Async, its worker running until the test ends
 }
 
 // apiHarness is one API under test with its clock, client and optional downstream.
@@ -94,6 +95,8 @@ type apiHarness struct {
 	auth   AuthMode
 	api    *API
 	events *capturePublisher // with apiOpts.events
+	// stopWorker stops the worker of an asynchronous API (apiOpts.async) as its process's end would.
+	stopWorker func()
 }
 
 func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
@@ -125,11 +128,15 @@ func newAPIHarness(t *testing.T, store string, o apiOpts) *apiHarness {
 		h.events = &capturePublisher{}
 		cfg.Events = &EventsConfig{Publisher: h.events}
 	}
+	cfg.Async = o.async
 	api, err := NewAPI(cfg)
 	if err != nil {
 		t.Fatalf("NewAPI: %v", err)
 	}
 	h.api = api
+	if o.async {
+		h.stopWorker = startWorker(t, api)
+	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	if h.down != nil {

@@ -85,8 +85,15 @@ func (a *API) create(op operation) http.HandlerFunc {
 			}
 			writeInFlight(w)
 		case Completed:
+			if a.replayOperation(w, ctx, at, res.Response) {
+				return
+			}
 			a.replay(w, ctx, at, res.Response)
 		case Claimed:
+			if a.cfg.Async {
+				a.accept(w, ctx, at, res.Token)
+				return
+			}
 			a.execute(w, ctx, at, res.Token)
 		}
 	}

@@ -18,6 +18,7 @@ type MemoryStore struct {
 	keys   map[string]KeyRow
 	byRef  map[[3]string][]Record // (tenant, kind, ref) -> its records, in insertion order
 	outbox []outboxRow            // in insertion order
+	jobs   []Job                  // the asynchronous operations' jobs, in insertion order (memjobs.go)
 }
 
 // outboxRow is an event of the memory store's outbox.
@@ -115,6 +116,7 @@ func (m *MemoryStore) Complete(_ context.Context, c Completion) (bool, error) {
 	row.State = StateDone
 	row.Response = copyResponse(c.Response)
 	m.keys[c.Scope] = row
+	m.addJob(c.Job)
 	if !c.Split && c.Record != nil {
 		m.addRecord(*c.Record)
 		m.addEvent(c.Event)

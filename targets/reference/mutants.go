@@ -47,6 +47,10 @@ const (
 	MutantRawStoreKey            Mutant = "raw-store-key"
 	// The mutant of long broker outages (issue 42).
 	MutantRelayGivesUp Mutant = "relay-gives-up"
+	// The mutants of the asynchronous mode (Config.Async).
+	MutantAsyncRetryNewJob  Mutant = "async-retry-new-job"
+	MutantAsyncNewReference Mutant = "async-new-reference"
+	MutantAsyncLostOnCrash  Mutant = "async-lost-on-crash"
 )
 
 // errorRecordDelay is how long after answering a handler error the error-record-after-answer
@@ -116,7 +120,28 @@ var Mutants = []MutantInfo{
 	{MutantRawStoreKey, "the raw key names its store entries unescaped: on Redis, beside the store's other entries, the key's claim at NS:KEY (a hash) and its cached answer at NS:idempotency:KEY (a string), so that the key idempotency:K names key K's cached answer as its claim and every command on it fails (WRONGTYPE: 5xx); on SQL, a completed answer is looked up by pattern (scope LIKE the raw key), so that the key K% reads key K's answer", durableStores, nil, "keys", nil},
 	// Issue 42: a relay that gives up.
 	{MutantRelayGivesUp, "the relay abandons an event after about 2 s of failed publications and marks it so that it is never retried: every event of a longer broker outage is lost", eventStores, nil, "event-under-broker-outage", nil},
+
+	// The asynchronous mode's (serve --async), required on asyncStores.
+	{MutantAsyncRetryNewJob, "a retry with the same key replays the 202 but enqueues a second job under the same operation: the operation succeeds with two records", asyncStores, nil, "replay", nil},
+	{MutantAsyncNewReference, "a retry with the same key gets a new operation (a new reference) and its own job: two records", asyncStores, nil, "replay", nil},
+	{MutantAsyncLostOnCrash, "the job lives only in the process's memory: a kill after the 202 loses the record while the status resource, read from the store, says pending forever", asyncStores, nil, "crash-after-claim", nil},
 }
+
+// asyncStores are the stores on which the async mutants are required to be caught: durable
+// stores that keep jobs (the memory store loses its jobs with its process by construction).
+var asyncStores = []string{"sqlite", "postgres"}
+
+// needsAsync reports whether the mutant breaks the asynchronous mode (it needs Config.Async).
+func (m Mutant) needsAsync() bool {
+	switch m {
+	case MutantAsyncRetryNewJob, MutantAsyncNewReference, MutantAsyncLostOnCrash:
+		return true
+	}
+	return false
+}
+
+// NeedsAsync reports whether the mutant breaks the asynchronous mode (serve --async).
+func (m Mutant) NeedsAsync() bool { return m.needsAsync() }
 
 // needsEvents reports whether the mutant changes how events are published (it needs
 // Config.Events).

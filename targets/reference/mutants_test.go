@@ -3,6 +3,7 @@ package reference
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,6 +25,12 @@ type mutantCase struct {
 const mutantRounds = 3
 
 func mutantCases() map[Mutant]mutantCase {
+	cases := mutantCasesSync()
+	maps.Copy(cases, asyncMutantCases())
+	return cases
+}
+
+func mutantCasesSync() map[Mutant]mutantCase {
 	burst := apiOpts{workDelay: 20 * time.Millisecond}
 	down := apiOpts{downstream: true}
 	hooked := apiOpts{hooks: true} // the fail hook, no downstream
@@ -387,6 +394,10 @@ var issueMutants = []struct {
 	{"raw-store-key", []string{"sqlite", "postgres", "redis"}, nil},
 	// Issue 42.
 	{"relay-gives-up", []string{"sqlite", "postgres"}, nil},
+	// issue 39: the asynchronous mode's.
+	{"async-retry-new-job", []string{"sqlite", "postgres"}, nil},
+	{"async-new-reference", []string{"sqlite", "postgres"}, nil},
+	{"async-lost-on-crash", []string{"sqlite", "postgres"}, nil},
 }
 
 func TestMutantsTable(t *testing.T) {

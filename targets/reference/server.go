@@ -94,7 +94,12 @@ func Serve(ctx context.Context, opts ServeOptions) error {
 		defer close(relayDone)
 		api.RelayLoop(pruneCtx)
 	}()
-	defer func() { stopPrune(); <-relayDone }() // the relay ends before the store closes
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		api.WorkerLoop(pruneCtx)
+	}()
+	defer func() { stopPrune(); <-relayDone; <-workerDone }() // the relay and the worker end before the store closes
 	fmt.Fprintf(opts.Out, "listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -116,4 +116,45 @@ var migrations = []storekit.Migration{
 			`CREATE INDEX IF NOT EXISTS rs_outbox_pending ON rs_outbox (created_at, seq) WHERE sent_at IS NULL`,
 		},
 	},
+	{
+		// v4: the asynchronous operations' jobs (sqljobs.go): each written in its key's
+		// transaction, pending until a worker writes its record.
+		Version: 4,
+		Name:    "jobs",
+		SQLite: []string{
+			`CREATE TABLE IF NOT EXISTS rs_jobs (
+				id         TEXT PRIMARY KEY,
+				operation  TEXT NOT NULL,
+				tenant     TEXT NOT NULL,
+				kind       TEXT NOT NULL,
+				ref        TEXT NOT NULL,
+				idem_key   TEXT NOT NULL,
+				amount     INTEGER NOT NULL,
+				currency   TEXT NOT NULL,
+				created_at INTEGER NOT NULL,
+				state      TEXT NOT NULL,
+				record_id  TEXT NOT NULL DEFAULT ''
+			)`,
+			`CREATE INDEX IF NOT EXISTS rs_jobs_pending ON rs_jobs (created_at) WHERE state = 'pending'`,
+			`CREATE INDEX IF NOT EXISTS rs_jobs_by_operation ON rs_jobs (operation)`,
+		},
+		Postgres: []string{
+			`CREATE TABLE IF NOT EXISTS rs_jobs (
+				id         TEXT PRIMARY KEY,
+				operation  TEXT NOT NULL,
+				tenant     TEXT NOT NULL,
+				kind       TEXT NOT NULL,
+				ref        TEXT NOT NULL,
+				idem_key   TEXT NOT NULL,
+				amount     BIGINT NOT NULL,
+				currency   TEXT NOT NULL,
+				created_at BIGINT NOT NULL,
+				state      TEXT NOT NULL,
+				record_id  TEXT NOT NULL DEFAULT '',
+				seq        BIGSERIAL
+			)`,
+			`CREATE INDEX IF NOT EXISTS rs_jobs_pending ON rs_jobs (created_at, seq) WHERE state = 'pending'`,
+			`CREATE INDEX IF NOT EXISTS rs_jobs_by_operation ON rs_jobs (operation)`,
+		},
+	},
 }

@@ -148,8 +148,11 @@ func (s *SQLStore) Complete(ctx context.Context, c Completion) (bool, error) {
 // completion rolls back and writes nothing.
 func (s *SQLStore) atomicComplete(ctx context.Context, c Completion) (bool, error) {
 	return s.db.InTxOK(ctx, func(tx *sql.Tx) (bool, error) {
-		if ok, err := s.finishKey(ctx, tx, c); !ok || err != nil || c.Record == nil {
+		if ok, err := s.finishKey(ctx, tx, c); !ok || err != nil {
 			return ok, err
+		}
+		if err := s.insertJobOf(ctx, tx, c); err != nil || c.Record == nil {
+			return err == nil, err
 		}
 		return true, s.insertRecordAndEvent(ctx, tx, c)
 	})

@@ -107,6 +107,10 @@ type Completion struct {
 	// Force (race mutant): no claim was made; insert the record and upsert the key as done
 	// without any check.
 	Force bool
+
+	// Job is the pending job of an asynchronous operation (Config.Async), written in the key's
+	// transaction (nil: none). Stores that keep no jobs (Jobs) never get one.
+	Job *Job
 }
 
 // Store keeps idempotency keys and business records. Every method is safe for concurrent
