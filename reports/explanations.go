@@ -397,4 +397,15 @@ var explanations = []Explanation{
 		},
 		Confirm: reproStep + "Deliver the event the evidence names once and count each listed operation's effects with the effects observer: an operation with zero effects confirms it. Give each operation its own claim and acknowledge the message only once every operation is applied.",
 	},
+	// Asynchronous operations (issue 39).
+	{
+		Kind:    KindOperationNotSettled,
+		Meaning: "An operation answered 202 was not done within the async block's settle (its status resource reported neither a done nor a failed state), or its 202 carried no reference to follow. Its records were not judged: the API took longer than the target file declares, which is not unsafe by itself.",
+		Causes: []string{
+			"the worker that runs accepted operations is down, stuck, or slower than `settle` under the run's load",
+			"the job lives only in the accepting process's memory: a crash after the 202 loses it while the status resource, read from the store, says pending forever",
+			"the reference points at the wrong resource (an id from another field, a path template that does not match the API), or the state's done values do not match what the API writes",
+		},
+		Confirm: reproStep + "The evidence lists the operation's reference, each read's state and when it was read; GET that reference by hand until it reaches a done state. Pending forever after a restart points at a job kept in memory; a state outside done and failed points at the async block's state lists.",
+	},
 }
