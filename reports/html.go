@@ -96,6 +96,7 @@ func RenderHTML(w io.Writer, r *Run, extras *HTMLExtras) error {
 		},
 		LoadPlot: template.HTML(extras.LoadPlotHTML), Timeline: newTimeline(extras.Timeline),
 		Clients: newClientTimelines(extras.ClientTimelines), Causes: r.Causes, Kinds: runKinds(r),
+		Observed: observations(r),
 	}
 	for i := range r.Properties {
 		if len(r.Properties[i].Figures) > 0 {
@@ -121,6 +122,7 @@ type htmlPage struct {
 	Clients            []clientTimeline
 	Causes             []Cause
 	Kinds              []Explanation // the kinds the page shows, explained
+	Observed           []observation // what each spec exercised, passing specs included
 }
 
 // htmlSection lists the failing or the unknown specs with their evidence.
@@ -346,6 +348,8 @@ dl.facts{grid-template-columns:1fr}dd{margin-bottom:4px}}
 <td class="reason"{{if .Reasons}} data-label="reason"{{end}}>{{range .Reasons}}<div class="reason-item">{{.Text}}{{range .Kinds}} {{template "kind" .}}{{end}}</div>{{end}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No property was selected.</p>{{end}}
 {{range .Sections}}{{template "findings" .}}{{end}}
+{{with .Observed}}<section id="observed"><h2>What the specs exercised</h2><ul>{{range .}}
+<li class="v-{{.Verdict}}" data-property="{{.Property}}"><strong>{{.Property}}</strong>: {{.Spec}} (<span class="badge v-{{.Verdict}}">{{.Verdict}}</span>): {{.Text}}</li>{{end}}</ul></section>{{end}}
 {{with .Figures}}<section id="figures"><h2>Figures</h2>{{range .}}<h3>{{.Name}}</h3>
 <table data-property="{{.Name}}"><thead><tr><th>figure</th><th>value</th></tr></thead><tbody>{{range $k, $v := .Figures}}<tr><td>{{$k}}</td><td class="num">{{$v}}</td></tr>{{end}}</tbody></table>{{end}}</section>{{end}}
 {{with .LoadPlot}}<section id="load"><h2>Load latency</h2>{{.}}</section>{{end}}

@@ -45,6 +45,7 @@ func RenderMarkdown(w io.Writer, r *Run) error {
 	mdTable(&b, r)
 	mdFindings(&b, "Failures", findings(r, Fail))
 	mdFindings(&b, "Unknown verdicts", findings(r, Unknown))
+	mdObservations(&b, observations(r))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -61,6 +62,18 @@ func mdTable(b *strings.Builder, r *Run) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
 			mdText(p.Name), mdVerdict(p.Verdict), mdText(countsText(p.Counts())),
 			fmtDuration(p.Duration), mdReasons(p))
+	}
+	b.WriteString("\n")
+}
+
+// mdObservations lists what each spec exercised, passing specs included.
+func mdObservations(b *strings.Builder, os []observation) {
+	if len(os) == 0 {
+		return
+	}
+	b.WriteString("### What the specs exercised\n\n")
+	for _, o := range os {
+		fmt.Fprintf(b, "- **%s**: %s (%s): %s\n", mdText(o.Property), mdText(o.Spec), o.Verdict, mdText(o.Text))
 	}
 	b.WriteString("\n")
 }
