@@ -89,7 +89,9 @@ var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", 
 	"out-of-order", "event-crash-after-claim", "crash-before-ack", "crash-after-ack", "crash-under-delivery", "late-redelivery",
 	"signature", "delivery-load",
 	"retries-transient", "same-key-on-retry", "new-key-per-operation", "no-retry-on-rejection", "retry-after", "backoff",
-	"bounded", "restart-reuses-key", "key-present", "chain"}
+	"bounded", "restart-reuses-key", "key-present",
+	"uncertain-stays-pending", // issue 40 (clients)
+	"chain"}
 
 // properties is the registry, in run order.
 var properties []*Property
