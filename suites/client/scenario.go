@@ -8,10 +8,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -318,43 +316,6 @@ func processLife(p *faults.Process, f targets.ClientOutcome, lines *reportLines)
 		reported: func() targets.Reported { return f.Of(p.ExitCode(), lines.all()) },
 		output:   p.Output,
 	}
-}
-
-// maxReportLines bounds the lines a start of the client keeps of its reports.
-const maxReportLines = 1000
-
-// reportLines keeps the lines of a client's output that report an outcome as it declares.
-type reportLines struct {
-	patterns []*regexp.Regexp
-	mu       sync.Mutex
-	lines    []string
-}
-
-// add keeps line when a pattern matches it.
-func (l *reportLines) add(line string) {
-	if !slices.ContainsFunc(l.patterns, func(re *regexp.Regexp) bool { return re.MatchString(line) }) {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.lines) < maxReportLines {
-		l.lines = append(l.lines, line)
-	}
-}
-
-// all returns the lines kept.
-func (l *reportLines) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.lines)
-}
-
-// reportedWords says what a start of the client reported, for notes.
-func reportedWords(r targets.Reported) string {
-	if r == targets.ReportedUntold {
-		return "what it reported cannot be told"
-	}
-	return "reporting " + string(r)
 }
 
 // inProcess starts a run of a client driven in-process.
