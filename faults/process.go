@@ -26,7 +26,8 @@ type Process struct {
 
 	readyLine *regexp.Regexp // closes ready at the first line it matches (nil: none)
 	ready     chan struct{}
-	tee       io.Writer // a copy of each line of its output (nil: none)
+	tee       io.Writer    // a copy of each line of its output (nil: none)
+	onLine    func(string) // called with each line of its output (nil: none)
 
 	mu     sync.Mutex
 	output []string // the last lines it printed, for error messages
@@ -64,6 +65,17 @@ func (ps *Processes) StartIn(name string, argv, env []string, dir string) (*Proc
 // StartWatching is StartIn for a process whose readiness is a line it prints: Ready is closed
 // once a line of its output matches readyLine (never when readyLine is nil).
 func (ps *Processes) StartWatching(name string, argv, env []string, dir string, readyLine *regexp.Regexp) (*Process, error) {
+	return ps.start(name, argv, env, dir, readyLine, nil)
+}
+
+// StartReading is StartIn for a process whose output the caller reads as it comes: onLine is
+// called with each line, in order, from one goroutine, before Done is closed.
+func (ps *Processes) StartReading(name string, argv, env []string, dir string, onLine func(line string)) (*Process, error) {
+	return ps.start(name, argv, env, dir, nil, onLine)
+}
+
+// start starts a process, watching its output for readyLine and handing each line to onLine.
+func (ps *Processes) start(name string, argv, env []string, dir string, readyLine *regexp.Regexp, onLine func(string)) (*Process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
@@ -74,7 +86,7 @@ func (ps *Processes) StartWatching(name string, argv, env []string, dir string, 
 	ps.mu.Lock()
 	tee := ps.tee
 	ps.mu.Unlock()
-	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), readyLine: readyLine, ready: make(chan struct{}), tee: tee}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), readyLine: readyLine, ready: make(chan struct{}), tee: tee, onLine: onLine}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -101,6 +113,9 @@ func (p *Process) read(r io.Reader) {
 		line := sc.Text()
 		if p.tee != nil {
 			fmt.Fprintf(p.tee, "%s | %s\n", p.Name, line)
+		}
+		if p.onLine != nil {
+			p.onLine(line)
 		}
 		if p.readyLine != nil && p.readyLine.MatchString(line) {
 			p.readyLine = nil // only this goroutine reads it

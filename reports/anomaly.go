@@ -158,7 +158,8 @@ var Kinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowledgedW
 	// hostile input
 	KindTargetCrashed,
 	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
-	KindOperationNotSettled, // asynchronous operations
+	KindOperationNotSettled,                                        // asynchronous operations
+	KindUncertainReportedAsFailure, KindUncertainReportedAsSuccess, // a client's uncertain outcome (anomaly_uncertain.go)
 }
 
 // unsafeKinds are the kinds that count as unsafe in retrysafe matrix.
@@ -171,6 +172,7 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 	// hostile input
 	KindTargetCrashed,
 	KindOperationAppliedTwice, KindOperationNotApplied, // one operation, many messages
+	KindUncertainReportedAsFailure, KindUncertainReportedAsSuccess, // a client's uncertain outcome
 }
 
 // Unsafe reports whether the kind is unsafe: a duplicate, a lost write, an answer or event that
@@ -178,7 +180,8 @@ var unsafeKinds = []Kind{KindDuplicateRecord, KindMissingRecord, KindLostAcknowl
 // lost, published twice under two ids or published for nothing, a client's key that changed, was
 // reused, went missing or was lost, a client's failure reported as a success, an operation doubled
 // or lost along a chain, a target that stopped answering after a hostile key, a consumer's
-// operation applied twice or not at all. The others
+// operation applied twice or not at all, an uncertain outcome a client reported as a failure or a
+// success. The others
 // (replay-differs, event-differs, wrong-status,
 // server-error, not-expired, and a client's retries that differ from its declared policy) differ
 // from what the target declares; operation-not-settled says an operation took longer than the

@@ -29,7 +29,7 @@ type ClientMark struct {
 	// Start is when the attempt arrived; Answered when the harness answered it (or closed
 	// its connection).
 	Start, Answered time.Time
-	// Answer is what the harness answered: success, replay, drop, hold, held or a status.
+	// Answer is what the harness answered: success, replay, drop, cut, hold, held or a status.
 	Answer string
 	// Key is the idempotency key it carried ("" = none).
 	Key string
@@ -77,7 +77,7 @@ func answerFill(answer string) string {
 	switch answer {
 	case "success", "replay":
 		return "#1a7f37"
-	case "drop", "hold", "held":
+	case "drop", "cut", "hold", "held":
 		return "#9a6700"
 	}
 	if n, err := strconv.Atoi(answer); err == nil && n >= 500 {

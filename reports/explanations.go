@@ -408,4 +408,23 @@ var explanations = []Explanation{
 		},
 		Confirm: reproStep + "The evidence lists the operation's reference, each read's state and when it was read; GET that reference by hand until it reaches a done state. Pending forever after a restart points at a job kept in memory; a state outside done and failed points at the async block's state lists.",
 	},
+	// A client's uncertain outcome (issue 40).
+	{
+		Kind:    KindUncertainReportedAsFailure,
+		Meaning: "A client reported as failed an operation none of whose attempts was answered (every connection dropped), while the API had processed the first: whether it acted was unknown, the API holds a record, and a caller told that the payment failed starts it again.",
+		Causes: []string{
+			"a dropped connection or a timeout handled like an error answer: after the last attempt the client throws a definite failure",
+			"no pending state: the client keeps only ok and failed, so an unknown outcome has to become one of them",
+		},
+		Confirm: reproStep + "The transcript shows every attempt cut without an answer and the client's report (its exit code or output line) saying failed. Make the client report such an operation pending with its key, keep it in its state, and resume it with the same key on its next run.",
+	},
+	{
+		Kind:    KindUncertainReportedAsSuccess,
+		Meaning: "A client reported as done an operation none of whose attempts was answered: it fabricated a success it could not know, and its caller never learns that the operation may not have happened.",
+		Causes: []string{
+			"the client's result is read from its own request, not from an answer (an exit code of 0 once the retries ran out)",
+			"an exception on the last attempt swallowed, and the function returns as if it had succeeded",
+		},
+		Confirm: reproStep + "The transcript shows every attempt cut without an answer while the client exited as on a success. Report pending (with the key) when no attempt got an answer.",
+	},
 }

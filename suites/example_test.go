@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites"
 	"github.com/retrysafe/retrysafe/targets/reference"
 )
@@ -132,7 +133,12 @@ func TestExampleRunClientT(t *testing.T) {
 		}
 		return errors.Join(failed...)
 	})
-	if len(run.Properties) != 9 {
-		t.Errorf("ran %d client properties, want 9", len(run.Properties))
+	if len(run.Properties) != 10 {
+		t.Errorf("ran %d client properties, want 10", len(run.Properties))
+	}
+	for _, p := range run.Properties {
+		if p.Name == "uncertain-stays-pending" && p.Verdict != reports.Skipped { // it declares no outcome.pending
+			t.Errorf("uncertain-stays-pending: %s, want skipped: client-sdk.yaml declares no outcome.pending", p.Verdict)
+		}
 	}
 }

@@ -38,9 +38,14 @@ type (
 	// ClientOp is one operation a client is asked to perform: a business reference and the
 	// parameters the target file declares.
 	ClientOp = framework.ClientOp
-	// ClientFunc performs a scenario's operations; an error reports a failed operation.
+	// ClientFunc performs a scenario's operations; an error reports a failed operation, one
+	// that wraps ErrPending an operation whose outcome is unknown.
 	ClientFunc = framework.ClientFunc
 )
+
+// ErrPending is what a ClientFunc returns, wrapped, to report an operation pending (its
+// outcome unknown, kept to be resumed with its key): framework.ErrPending.
+var ErrPending = framework.ErrPending
 
 // RunClientT runs the client properties against the target file's clients that declare no
 // command, fn being the client under test (suites/client.RunClientT): the harness plays the API,

@@ -3,7 +3,6 @@ package targets
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -30,8 +29,9 @@ type Client struct {
 	HTTPS bool
 	// Timeout bounds one scenario (one run of the client, restarts included).
 	Timeout time.Duration
-	// Failure says how the client reports a failed operation.
-	Failure ClientFailure
+	// Outcome says how the client reports how an operation ended: ok, failed (clients[].failure
+	// or outcome.failed) and pending (outcome.pending).
+	Outcome ClientOutcome
 	// Ops says what each operation of a scenario is given and how the client is asked for a
 	// second operation with the first one's business reference.
 	Ops ClientOps
@@ -47,15 +47,6 @@ type Client struct {
 	command []*tmpl
 	env     map[string]*tmpl
 	envKeys []string
-}
-
-// ClientFailure says how a client reports that an operation failed: an exit code, a line of its
-// output matching a pattern, or either.
-type ClientFailure struct {
-	// ExitCode is the exit status of a run with a failed operation (nil: not declared).
-	ExitCode *int
-	// Output matches the output line that reports a failed operation (nil: not declared).
-	Output *regexp.Regexp
 }
 
 // ClientOps is what a scenario gives the client's operations.
@@ -119,7 +110,7 @@ const (
 	DefaultResponseBody = `{"id": "op_{{.Seq}}", "ref": {{json .Ref}}, "status": "succeeded"}`
 )
 
-var clientFields = []string{"name", "command", "env", "dir", "https", "timeout", "failure", "ops", "errors", "operations", "retry", "configurations"}
+var clientFields = []string{"name", "command", "env", "dir", "https", "timeout", "failure", "outcome", "ops", "errors", "operations", "retry", "configurations"}
 
 // clients decodes the clients list.
 func (d *decoder) clients(top *object) []*Client {
@@ -142,7 +133,7 @@ func (d *decoder) clients(top *object) []*Client {
 		if v, ok := d.duration(o, "timeout"); ok {
 			c.Timeout = v
 		}
-		c.Failure = d.clientFailure(o)
+		c.Outcome = d.clientOutcome(o)
 		c.Ops = d.clientOps(o)
 		c.Errors = d.clientErrors(o)
 		c.Operations = d.clientOperations(o)
@@ -175,33 +166,6 @@ func (d *decoder) clientCommand(o *object, c *Client) {
 			c.env[h.Name] = t
 		}
 	}
-}
-
-// clientFailure decodes how a client reports a failed operation.
-func (d *decoder) clientFailure(o *object) ClientFailure {
-	var f ClientFailure
-	if !o.has("failure") {
-		return f
-	}
-	fo, ok := d.object(o.fields["failure"].val, o.at("failure"), "exit_code", "output")
-	if !ok {
-		return f
-	}
-	if v, ok := d.integer(fo, "exit_code", 0, 255); ok {
-		f.ExitCode = &v
-	}
-	if s, ok := d.str(fo, "output"); ok {
-		re, err := regexp.Compile(s)
-		if err != nil {
-			d.ps.add(fo.lineOf("output"), fo.at("output"), "bad regular expression %q: %v", s, err)
-		} else {
-			f.Output = re
-		}
-	}
-	if !fo.has("exit_code") && !fo.has("output") {
-		d.ps.add(fo.line, o.at("failure"), "declare exit_code, output or both (how the client reports a failed operation)")
-	}
-	return f
 }
 
 // clientOps decodes what a scenario gives the client's operations.

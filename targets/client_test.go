@@ -37,7 +37,7 @@ func TestClientDecodes(t *testing.T) {
 		t.Fatalf("problems: %v", probs)
 	}
 	c := tg.Clients[0]
-	if c.Timeout != 20*time.Second || *c.Failure.ExitCode != 3 || !c.Failure.Output.MatchString("ERROR charge r-1") || c.UsesOpsFile() {
+	if c.Timeout != 20*time.Second || *c.Outcome.Failed.ExitCode != 3 || !c.Outcome.Failed.Output.MatchString("ERROR charge r-1") || c.UsesOpsFile() {
 		t.Errorf("client %+v: want timeout 20s, exit code 3, output ^ERROR , no ops file", c)
 	}
 	if c.Ops.SameRef == nil || c.Ops.SameRef.Env["SDK_SAME_REF_AMOUNT"] != "900" {

@@ -60,11 +60,17 @@ status when an answer carries it: "true" retries (a 400 too), "false" fails at o
 too). --retry-when STATUS:JSONPATH=VALUE (repeatable) retries STATUS only when the answer's
 JSON holds VALUE there (429:$.error.code=lock_timeout), and fails it at once otherwise.
 
+Pending: an operation out of attempts none of which was answered (no response to any) may
+or may not have been performed by the API: it is reported pending, not failed, and stays in
+--state with its key and body; the next run with the same command line and directory resumes
+it with max-attempts more.
+
 Output: one line per operation on stdout, "ok REF key=KEY attempts=N" (key=- when none
-was sent) or "failed REF: REASON"; one line per attempt and wait on stderr.
-Exit codes: 0 every operation succeeded; 1 at least one failed; 2 bad flags, ops file or
-state directory; 3 interrupted by SIGINT or SIGTERM (the attempt in flight is abandoned,
-its operation stays pending).
+was sent), "pending REF key=KEY attempts=N: REASON" or "failed REF: REASON"; one line per
+attempt and wait on stderr.
+Exit codes: 0 every operation succeeded; 1 at least one failed; 4 none failed and at least
+one is pending; 2 bad flags, ops file or state directory; 3 interrupted by SIGINT or SIGTERM
+(the attempt in flight is abandoned, its operation stays pending).
 
 --mutant runs a deliberately broken client; 'retrysafe mutants' lists them (client:).`,
 		Args: cobra.NoArgs,
@@ -84,6 +90,9 @@ its operation stays pending).
 				return usageErr("client: %v", err)
 			case sum.Failed > 0:
 				return &exitError{exitViolation, fmt.Errorf("client: %d of %d operations failed", sum.Failed, len(sum.Results))}
+			case sum.Pending > 0:
+				return &exitError{exitClientPending, fmt.Errorf("client: %d of %d operations pending (outcome unknown): run again with the same --state to resume them",
+					sum.Pending, len(sum.Results))}
 			}
 			return nil
 		},
@@ -192,6 +201,10 @@ func (f *clientFlags) config(cmd *cobra.Command) (client.Config, error) {
 	}
 	return cfg, nil
 }
+
+// exitClientPending is the exit status of a client run that left an operation pending (and
+// failed none): its outcome is unknown, and the next run resumes it.
+const exitClientPending = 4
 
 // maxAttemptsEnv is the environment variable --max-attempts defaults to: how a harness's
 // configuration (clients[].configurations[].env) sets the client's attempts.

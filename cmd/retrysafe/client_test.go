@@ -24,7 +24,7 @@ import (
 type clientAttempt struct{ ref, key, body string }
 
 // clientAPI is an orders API for the client command: refs starting with "bad" get 422,
-// "busy" 503, "hold" are held until the client goes away (or the test ends), any other
+// "busy" 503, "lost" their connection closed without an answer, "hold" are held until the client goes away (or the test ends), any other
 // 201. Every attempt is recorded and announced on arrived.
 type clientAPI struct {
 	srv     *httptest.Server
@@ -51,6 +51,10 @@ func newClientAPI(t *testing.T) *clientAPI {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 		case strings.HasPrefix(b.Ref, "busy"):
 			w.WriteHeader(http.StatusServiceUnavailable)
+		case strings.HasPrefix(b.Ref, "lost"):
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
 		case strings.HasPrefix(b.Ref, "hold") && len(a.attempts(b.Ref)) == 1:
 			select {
 			case <-r.Context().Done():
@@ -124,6 +128,8 @@ func TestClientCommandExitCodes(t *testing.T) {
 			[]string{"--ops 1 with a same-ref amount: at least 2 are needed"}},
 		{"rejected", []string{"--ref", "bad", "--ops", "1"}, 1, []string{"failed bad-1: 422 after 1 attempt", "retrysafe: client: 1 of 1 operations failed"}},
 		{"out of attempts", []string{"--ref", "busy", "--ops", "1", "--max-attempts", "2"}, 1, []string{"failed busy-1: gave up after 2 attempts: 503", "busy-1: retry 1 in"}},
+		{"none answered", []string{"--ref", "lost", "--ops", "1", "--max-attempts", "2"}, 4,
+			[]string{"pending lost-1 key=", " attempts=2: none of 2 attempts answered", "retrysafe: client: 1 of 1 operations pending (outcome unknown): run again with the same --state"}},
 		{"no url", []string{"--url", "", "--ref", "x", "--ops", "1"}, 2, []string{"--url: the API's base URL is required"}},
 		{"bad url", []string{"--url", "ftp://x", "--ref", "x", "--ops", "1"}, 2, []string{"--url ftp://x: want http://HOST:PORT"}},
 		{"no ref", []string{"--ops", "1"}, 2, []string{"--ref: a ref prefix is required"}},

@@ -179,11 +179,11 @@ func (s *S) runClient(c *targets.Client, url, prefix string, ops []framework.Cli
 		return nil, fmt.Errorf("interrupted")
 	}
 	s.Notef("client %s exited %d; its last output:%s", c.Name, p.ExitCode(), p.Output())
-	return reported(c.Failure, p.ExitCode(), out.all(), ops), nil
+	return reported(c.Outcome.Failed, p.ExitCode(), out.all(), ops), nil
 }
 
 // reported reads what a client that exited with code reported of each operation.
-func reported(f targets.ClientFailure, code int, output []string, ops []framework.ClientOp) map[string]check.ChainReport {
+func reported(f targets.ClientReport, code int, output []string, ops []framework.ClientOp) map[string]check.ChainReport {
 	out := map[string]check.ChainReport{}
 	if code < 0 || code != 0 && f.ExitCode != nil && code != *f.ExitCode {
 		return out // killed, or ended otherwise than it reports a failure: it reported nothing

@@ -13,10 +13,10 @@ import (
 func TestReported(t *testing.T) {
 	one := 1
 	ops := []framework.ClientOp{{Ref: "r-1"}, {Ref: "r-2"}, {Ref: "r-10"}}
-	byLine := targets.ClientFailure{ExitCode: &one, Output: regexp.MustCompile("^failed ")}
+	byLine := targets.ClientReport{ExitCode: &one, Output: regexp.MustCompile("^failed ")}
 	tests := []struct {
 		name   string
-		f      targets.ClientFailure
+		f      targets.ClientReport
 		code   int
 		output []string
 		ops    []framework.ClientOp
@@ -26,9 +26,9 @@ func TestReported(t *testing.T) {
 			map[string]check.ChainReport{"r-1": check.ChainSucceeded, "r-2": check.ChainSucceeded, "r-10": check.ChainSucceeded}},
 		{"a failure line names one ref, not the refs it prefixes", byLine, 1, []string{"ok r-10 key=k3", "failed r-1: 503 six times", "r-2 attempt 1/6: 201"}, ops,
 			map[string]check.ChainReport{"r-1": check.ChainFailed, "r-2": check.ChainSucceeded, "r-10": check.ChainSucceeded}},
-		{"an exit code alone names no operation of several", targets.ClientFailure{ExitCode: &one}, 1, nil, ops,
+		{"an exit code alone names no operation of several", targets.ClientReport{ExitCode: &one}, 1, nil, ops,
 			map[string]check.ChainReport{}},
-		{"an exit code alone fails the one operation", targets.ClientFailure{ExitCode: &one}, 1, nil, ops[:1],
+		{"an exit code alone fails the one operation", targets.ClientReport{ExitCode: &one}, 1, nil, ops[:1],
 			map[string]check.ChainReport{"r-1": check.ChainFailed}},
 		{"killed: nothing reported", byLine, -1, []string{"ok r-1 key=k1"}, ops, map[string]check.ChainReport{}},
 		{"another exit code: nothing reported", byLine, 2, []string{"--url: required"}, ops, map[string]check.ChainReport{}},

@@ -29,6 +29,9 @@ const (
 	AnswerHold = "hold"
 	// AnswerHeld: processed and held unanswered (until the client was killed).
 	AnswerHeld = "held"
+	// AnswerCut: the connection closed without an answer before processing (nothing stored):
+	// the attempts after the first of uncertain-stays-pending.
+	AnswerCut = "cut"
 	// AnswerUnknownPath: a request for no declared operation (404).
 	AnswerUnknownPath = "404"
 )
@@ -43,14 +46,34 @@ type ClientRun struct {
 	Exit int
 	// Killed says why the harness ended the client ("" = it exited on its own).
 	Killed string
-	// Reported says whether the client reported a failed operation as it declares (nil: it
-	// declares no way to).
-	Reported *bool
+	// Reported is what the client reported, read as it declares (clients[].outcome:
+	// targets.ClientOutcome.Of; targets.ReportedUntold when it declares no way to tell).
+	Reported targets.Reported
+	// FirstStart, in a scenario that started the client again once it had stopped on its own
+	// (uncertain-stays-pending), is how its first start ended; Exit, Killed and Reported are
+	// then its second start's. Nil otherwise.
+	FirstStart *ClientEnd
 	// Wanted is how many operations the scenario asked for.
 	Wanted int
 	// Asked are the identities of the operations asked for, as the declared identity writes
 	// them (targets.UnknownValue for a value the harness cannot tell), to name those missing.
 	Asked []string
+}
+
+// ClientEnd is how one start of a client ended.
+type ClientEnd struct {
+	// Exit is its exit status (-1 when the harness killed it).
+	Exit int
+	// Killed says why the harness ended it ("" = it exited on its own).
+	Killed string
+	// Reported is what it reported, read as the client declares.
+	Reported targets.Reported
+}
+
+// unanswered reports whether an attempt ended without an answer: its connection closed, or
+// held until the client gave it up or was killed.
+func unanswered(a history.Attempt) bool {
+	return a.Answer == AnswerDrop || a.Answer == AnswerCut || a.Answer == AnswerHold || a.Answer == AnswerHeld
 }
 
 // processed reports whether the scripted API processed an attempt (a record exists for its key).
@@ -185,6 +208,8 @@ func answerWords(a history.Attempt) string {
 	switch a.Answer {
 	case AnswerDrop:
 		return "a connection closed without an answer (after processing)"
+	case AnswerCut:
+		return "a connection closed without an answer (before processing)"
 	case AnswerHold:
 		return "an attempt held past its timeout"
 	case AnswerHeld:

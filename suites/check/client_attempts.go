@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +26,13 @@ func isResend(op ClientOp, n int) bool {
 		return false
 	}
 	prev, a := op.Attempts[n-1], op.Attempts[n]
-	return prev.Answer == AnswerDrop && a.Life == prev.Life && a.Start.Sub(prev.Answered)-op.stall(n) < hammering &&
+	return closed(prev) && a.Life == prev.Life && a.Start.Sub(prev.Answered)-op.stall(n) < hammering &&
 		a.Key == prev.Key && (op.Def == nil || bodyDiff(op.Def, prev.ReqBody, a.ReqBody) == nil)
 }
+
+// closed reports whether an attempt's connection was closed without an answer, after processing
+// or before.
+func closed(a history.Attempt) bool { return a.Answer == AnswerDrop || a.Answer == AnswerCut }
 
 // asSent is the operation as the client sent it: each re-send the policy allows
 // (transport_resends, per operation) stands for the attempt it re-sent (its answer is the one the
@@ -110,7 +115,7 @@ func tooSoonWords(op ClientOp, prev, a history.Attempt, d time.Duration, p targe
 // resendWords says that a hammering attempt looks like a transport's re-send the policy does not
 // allow, or "".
 func resendWords(prev, a history.Attempt, p targets.RetryPolicy) string {
-	if prev.Answer != AnswerDrop || a.Key != prev.Key {
+	if !closed(prev) || a.Key != prev.Key {
 		return ""
 	}
 	if p.TransportResends == 0 {
@@ -144,16 +149,30 @@ func (r ClientRun) sentOps(p targets.RetryPolicy) []ClientOp {
 	return out
 }
 
-// reported judges how the client reported an operation that failed: not at all when it declares
-// no way to (unknown), kind when it did not.
-func (j *judge) reported(r ClientRun, kind reports.Kind, last history.Attempt, msg string) {
+// reported judges how the client reported operation op, which ended: not at all when it declares
+// no way to tell (unknown), kind when it reported none of want (msg is given what it reported
+// of op, in words: reportedWords).
+func (j *judge) reported(r ClientRun, op string, kind reports.Kind, last history.Attempt, msg func(said string) string, want ...targets.Reported) {
 	switch {
 	case r.Killed != "":
-	case r.Reported == nil:
-		j.unknownf("the client declares no way to report a failed operation (failure: {exit_code, output}): whether it reported this one cannot be told")
-	case !*r.Reported:
-		j.add(clientAnomaly(kind, last, msg, last.Seq))
+	case r.Reported == targets.ReportedUntold:
+		j.unknownf("the client declares no way to report a failed operation (failure: {exit_code, output}, or outcome: {ok, failed, pending}): whether it reported this one cannot be told")
+	case !slices.Contains(want, r.Reported):
+		j.add(clientAnomaly(kind, last, msg(reportedWords(op, r.Reported, r.Exit)), last.Seq))
 	}
+}
+
+// reportedWords says what a client that exited with code exit reported of operation op.
+func reportedWords(op string, said targets.Reported, exit int) string {
+	switch said {
+	case targets.ReportedOK:
+		return fmt.Sprintf("reported operation %s as a success (it exited %d)", op, exit)
+	case targets.ReportedFailed:
+		return fmt.Sprintf("reported operation %s failed (it exited %d)", op, exit)
+	case targets.ReportedPending:
+		return fmt.Sprintf("reported operation %s pending (it exited %d)", op, exit)
+	}
+	return fmt.Sprintf("reported none of the outcomes it declares of operation %s (it exited %d)", op, exit)
 }
 
 // BareError judges a one-operation scenario whose every answer is an error whose body is not the
@@ -175,9 +194,10 @@ func BareError(r ClientRun, p targets.RetryPolicy) Result {
 			j.unknownf("operation %s got a %d: the scenario answers only errors", op.Name(), last.Status)
 			continue
 		}
-		j.reported(r, reports.KindFailureReportedAsSuccess, last, fmt.Sprintf(
-			"the client reported operation %s as a success (it exited %d) though the API answered its %d attempt(s) with %s: it took an error for a success",
-			op.Name(), r.Exit, len(op.Attempts), bareWords(last)))
+		j.reported(r, op.Name(), reports.KindFailureReportedAsSuccess, last, func(said string) string {
+			return fmt.Sprintf("the client %s though the API answered its %d attempt(s) with %s: it took an error for a success",
+				said, len(op.Attempts), bareWords(last))
+		}, targets.ReportedFailed, targets.ReportedPending)
 	}
 	return j.result()
 }

@@ -20,8 +20,7 @@ func fourAttempts(resends int) targets.RetryPolicy {
 
 // reportedRun is a one-operation run of as whose client reported its failure.
 func reportedRun(def *targets.ClientOperation, as ...history.Attempt) ClientRun {
-	yes := true
-	return ClientRun{Client: "sdk", Ops: []ClientOp{opOf(def, as...)}, Wanted: 1, Exit: 1, Reported: &yes}
+	return ClientRun{Client: "sdk", Ops: []ClientOp{opOf(def, as...)}, Wanted: 1, Exit: 1, Reported: targets.ReportedFailed}
 }
 
 func TestEveryAttemptBounded(t *testing.T) {
@@ -74,15 +73,17 @@ func TestBareError(t *testing.T) {
 	}
 	failing := []history.Attempt{plain(try(1, "r-1", "k1", "503", 0, 1)), plain(try(2, "r-1", "k1", "503", 100, 101)),
 		plain(try(3, "r-1", "k1", "503", 300, 301)), plain(try(4, "r-1", "k1", "503", 700, 701)), plain(try(5, "r-1", "k1", "503", 1500, 1501))}
-	no := false
-	told := func(r ClientRun, reported *bool, exit int) ClientRun { r.Reported, r.Exit = reported, exit; return r }
+	told := func(r ClientRun, reported targets.Reported, exit int) ClientRun {
+		r.Reported, r.Exit = reported, exit
+		return r
+	}
 	empty := func(a history.Attempt) history.Attempt { a.RespBody = []byte("{}"); return a }
 	tests := []policyCase{
 		{"reported failed after retrying", reportedRun(def, failing...), policy(), reports.Pass, nil, ""},
 		{"reported failed at once", reportedRun(def, failing[0]), policy(), reports.Pass, nil, ""},
-		{"taken for a success", told(reportedRun(def, failing[0]), &no, 0), policy(), reports.Fail, []string{"failure-reported-as-success seqs=1"},
+		{"taken for a success", told(reportedRun(def, failing[0]), targets.ReportedOK, 0), policy(), reports.Fail, []string{"failure-reported-as-success seqs=1"},
 			`reported operation r-1 | 100 as a success (it exited 0) though the API answered its 1 attempt(s) with a 503 Service Unavailable, text/plain; charset=utf-8, body "Service Unavailable"`},
-		{"no way to report declared", told(reportedRun(def, failing[0]), nil, 0), policy(), reports.Unknown, nil, "declares no way to report"},
+		{"no way to report declared", told(reportedRun(def, failing[0]), targets.ReportedUntold, 0), policy(), reports.Unknown, nil, "declares no way to report"},
 		{"a 422 {} resent with its key", reportedRun(def, empty(try(1, "r-1", "k1", "422", 0, 1)), empty(try(2, "r-1", "k1", "422", 100, 101))), policy(),
 			reports.Fail, []string{"retried-rejection seqs=1,2"}, "after the API rejected it with 422"},
 		{"retried past its bound", reportedRun(def, failing...), fourAttempts(0), reports.Fail, []string{"unbounded-retries seqs=1,5"}, "past the 4 declared"},

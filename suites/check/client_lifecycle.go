@@ -15,7 +15,8 @@ import (
 // stop at its declared attempts (unbounded-retries past them, its transport's immediate
 // re-sends beyond transport_resends counted, or when the harness ended it; no-retry before
 // them, unless its last answer is one its policy does not retry) and report the failure as it
-// declares (abandoned-operation otherwise).
+// declares (abandoned-operation otherwise); where every attempt went unanswered it may report the
+// operation pending instead, as it declares.
 func Bounded(r ClientRun, p targets.RetryPolicy) Result {
 	j := newJudge(consumerProfile)
 	if !j.opsSent(r) {
@@ -35,8 +36,13 @@ func Bounded(r ClientRun, p targets.RetryPolicy) Result {
 			"operation %s was given up after %d of the %d attempts the client declares, under a persistent failure it declares it retries (the last %s%s)",
 			op.Name(), n, p.MaxAttempts, answerWords(last), decisionWords(last, p)), op.Attempts[0].Seq, last.Seq))
 	}
-	j.reported(r, reports.KindAbandonedOperation, last, fmt.Sprintf(
-		"the client gave operation %s up after %d attempts without reporting a failure (it exited %d)", op.Name(), n, r.Exit))
+	want := []targets.Reported{targets.ReportedFailed}
+	if !slices.ContainsFunc(op.Attempts, func(a history.Attempt) bool { return !unanswered(a) }) {
+		want = append(want, targets.ReportedPending) // it cannot know whether the API acted
+	}
+	j.reported(r, op.Name(), reports.KindAbandonedOperation, last, func(said string) string {
+		return fmt.Sprintf("the client gave operation %s up after %d attempts without reporting a failure: it %s", op.Name(), n, said)
+	}, want...)
 	return j.result()
 }
 
@@ -58,24 +64,30 @@ func RestartReusesKey(r ClientRun, p targets.RetryPolicy) Result {
 		j.unknownf("no attempt was held when the client was killed")
 		return j.result()
 	}
-	i := slices.IndexFunc(op.Attempts, func(a history.Attempt) bool { return a.Life > held.Life })
+	j.resumed(op, held, fmt.Sprintf("after the restart the client never resent operation %s, pending when it was killed", op.Name()))
+	return j.result()
+}
+
+// resumed judges the first attempt of op from a later start of the client than pending's (the
+// attempt the operation was pending with): it MUST carry pending's key (restartedKey) and body
+// (body-changed-on-retry); none at all is abandoned-operation, saying abandoned.
+func (j *judge) resumed(op *ClientOp, pending history.Attempt, abandoned string) {
+	i := slices.IndexFunc(op.Attempts, func(a history.Attempt) bool { return a.Life > pending.Life })
 	if i < 0 {
-		j.add(clientAnomaly(reports.KindAbandonedOperation, held, fmt.Sprintf(
-			"after the restart the client never resent operation %s, pending when it was killed", op.Name()), held.Seq))
-		return j.result()
+		j.add(clientAnomaly(reports.KindAbandonedOperation, pending, abandoned, pending.Seq))
+		return
 	}
 	after := op.Attempts[i]
-	j.restartedKey(op.Name(), held, after)
+	j.restartedKey(op.Name(), pending, after)
 	if op.Def == nil {
-		return j.result()
+		return
 	}
-	if d := bodyDiff(op.Def, held.ReqBody, after.ReqBody); len(d) > 0 {
+	if d := bodyDiff(op.Def, pending.ReqBody, after.ReqBody); len(d) > 0 {
 		an := clientAnomaly(reports.KindBodyChangedOnRetry, after, fmt.Sprintf(
-			"after the restart operation %s was sent with %s changed", op.Name(), strings.Join(d, ", ")), held.Seq, after.Seq)
+			"after the restart operation %s was sent with %s changed", op.Name(), strings.Join(d, ", ")), pending.Seq, after.Seq)
 		an.What = strings.Join(d, ", ")
 		j.add(an)
 	}
-	return j.result()
 }
 
 // restartedKey judges the key of the first attempt after a restart against the held one's: a

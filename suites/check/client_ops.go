@@ -129,9 +129,15 @@ func opNamed(c *targets.Client, name string) *targets.ClientOperation {
 // pendingAtKill is the operation whose attempt the API held unanswered when the client's first
 // start was killed (restart-reuses-key), and that attempt; nil when none was held.
 func (r ClientRun) pendingAtKill() (*ClientOp, history.Attempt) {
+	return r.firstAttempt(func(a history.Attempt) bool { return a.Life == 1 && a.Answer == AnswerHeld })
+}
+
+// firstAttempt is the first attempt of the run (in the order of its operations) that is, and its
+// operation; nil when none is.
+func (r ClientRun) firstAttempt(is func(history.Attempt) bool) (*ClientOp, history.Attempt) {
 	for i := range r.Ops {
 		for _, a := range r.Ops[i].Attempts {
-			if a.Life == 1 && a.Answer == AnswerHeld {
+			if is(a) {
 				return &r.Ops[i], a
 			}
 		}

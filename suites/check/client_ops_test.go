@@ -149,8 +149,7 @@ func TestPerConfigurationPoliciesAreRead(t *testing.T) {
 	def := payOp(t)
 	noFiveXX := func(p *targets.RetryPolicy) { p.Retries, p.MaxAttempts = []string{"reset", "429"}, 2 }
 	once := clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1)))
-	once.Reported = new(bool)
-	*once.Reported = true
+	once.Reported = targets.ReportedFailed
 	expect(t, Bounded(once, policy(noFiveXX)), reports.Pass, nil, "")
 	expect(t, Bounded(once, policy(func(p *targets.RetryPolicy) { p.MaxAttempts = 2 })), reports.Fail, []string{"no-retry seqs=1,1"},
 		"given up after 1 of the 2 attempts the client declares, under a persistent failure it declares it retries (the last a 503)")

@@ -21,7 +21,7 @@ import (
 // it, listed or as a 5xx).
 func retryCondition(a history.Attempt) string {
 	switch a.Answer {
-	case AnswerDrop:
+	case AnswerDrop, AnswerCut:
 		return "reset"
 	case AnswerHold:
 		return "timeout"

@@ -267,19 +267,21 @@ func TestBounded(t *testing.T) {
 		}
 		return opOf(def, as...)
 	}
-	yes, no := true, false
-	run := func(n int, reported *bool, killed string) ClientRun {
+	yes, no := targets.ReportedFailed, targets.ReportedOK
+	run := func(n int, reported targets.Reported, killed string) ClientRun {
 		return ClientRun{Client: "sdk", Ops: []ClientOp{failing(n)}, Wanted: 1, Exit: 1, Reported: reported, Killed: killed}
 	}
 	tests := []clientCase{
-		{"stopped and reported", run(5, &yes, ""), reports.Pass, nil, ""},
-		{"retried on", run(7, nil, "it was still retrying after 7 attempts"), reports.Fail, []string{"unbounded-retries seqs=1,7"},
+		{"stopped and reported", run(5, yes, ""), reports.Pass, nil, ""},
+		{"retried on", run(7, targets.ReportedUntold, "it was still retrying after 7 attempts"), reports.Fail, []string{"unbounded-retries seqs=1,7"},
 			"attempted 7 times, past the 5 declared (max_attempts); the harness ended it: it was still retrying after 7 attempts"},
-		{"ended by the scenario's timeout", run(3, nil, "the scenario's timeout passed"), reports.Fail, []string{"unbounded-retries seqs=1,3"},
+		{"ended by the scenario's timeout", run(3, targets.ReportedUntold, "the scenario's timeout passed"), reports.Fail, []string{"unbounded-retries seqs=1,3"},
 			"attempted 3 times under a persistent failure (the last a 503) and the harness ended the client: the scenario's timeout passed"},
-		{"gave up early", run(2, &yes, ""), reports.Fail, []string{"no-retry seqs=1,2"}, "given up after 2 of the 5 attempts"},
-		{"gave up silently", run(5, &no, ""), reports.Fail, []string{"abandoned-operation seqs=5"}, "without reporting a failure"},
-		{"no way to report declared", run(5, nil, ""), reports.Unknown, nil, "declares no way to report a failed operation"},
+		{"gave up early", run(2, yes, ""), reports.Fail, []string{"no-retry seqs=1,2"}, "given up after 2 of the 5 attempts"},
+		{"gave up silently", run(5, no, ""), reports.Fail, []string{"abandoned-operation seqs=5"}, "without reporting a failure: it reported operation r-1 | 100 as a success (it exited 1)"},
+		{"gave up, reported pending, though answered", run(5, targets.ReportedPending, ""), reports.Fail, []string{"abandoned-operation seqs=5"},
+			"it reported operation r-1 | 100 pending (it exited 1)"},
+		{"no way to report declared", run(5, targets.ReportedUntold, ""), reports.Unknown, nil, "declares no way to report a failed operation"},
 	}
 	runClientCases(t, tests, func(r ClientRun) Result { return Bounded(r, policy()) })
 }

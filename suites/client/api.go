@@ -21,7 +21,8 @@ import (
 
 // answer is one planned answer of the scripted API to an attempt.
 type answer struct {
-	// kind is check.AnswerSuccess, AnswerDrop, AnswerHold, AnswerHeld, or "" for a status.
+	// kind is check.AnswerSuccess, AnswerDrop, AnswerCut, AnswerHold, AnswerHeld, or "" for a
+	// status.
 	kind       string
 	status     int
 	retryAfter time.Duration
@@ -42,6 +43,7 @@ var (
 	drop    = answer{kind: check.AnswerDrop}
 	hold    = answer{kind: check.AnswerHold}
 	held    = answer{kind: check.AnswerHeld}
+	cut     = answer{kind: check.AnswerCut}
 )
 
 // status answers with a status code (and a Retry-After when ra > 0) without processing.
@@ -59,9 +61,9 @@ const maxRequestBody = 1 << 20
 // identity, never by key, and a new key after a 2xx a new operation: check.NewOperation), and
 // answers the n-th attempt of the i-th identity's first operation, in the order each first
 // arrived, as plans[i][n] says (an operation past the plans, or an identity's second, gets
-// success). A planned failure is
-// not stored; the first processing (success, drop, held) is stored under its key and replayed
-// to every later attempt with that key; a key reused with another identity gets 422. Every
+// success; every attempt gets success once normal is set). A planned failure, and a connection
+// cut before processing, is not stored; the first processing (success, drop, held) is stored
+// under its key and replayed to every later attempt with that key; a key reused with another identity gets 422. Every
 // non-2xx (planned, 404, 422) is written in the error shape the client declares (errors:).
 // Every attempt goes into the history, with what was answered and when.
 type api struct {
@@ -73,6 +75,7 @@ type api struct {
 	overrunN int           // attempts of one operation after which overrun closes
 
 	life     atomic.Int32  // which start of the client sends now (1, 2 after a restart)
+	normal   atomic.Bool   // every attempt answered as a correct API answers (success, or its replay)
 	requests atomic.Int64  // requests so far: the {{.Seq}} of an error answer
 	recorded atomic.Int64  // requests recorded in the history so far
 	poke     chan struct{} // receives (without blocking its sender) when a request is recorded
@@ -176,7 +179,7 @@ func (a *api) decide(id, identity, key string) decision {
 		a.overOnce.Do(func() { close(a.overrun) })
 	}
 	d := decision{answer: success}
-	if op.plan >= 0 && op.plan < len(a.plans) && len(a.plans[op.plan]) > 0 {
+	if !a.normal.Load() && op.plan >= 0 && op.plan < len(a.plans) && len(a.plans[op.plan]) > 0 {
 		p := a.plans[op.plan]
 		d.answer = p[min(n, len(p)-1)]
 	}
@@ -266,6 +269,9 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.store(key, a.render(op, r, body, key, d.record, identity))
 		}
 		at.Answer = check.AnswerDrop
+		a.closeUnanswered(w, &at)
+	case d.answer.kind == check.AnswerCut:
+		at.Answer = check.AnswerCut
 		a.closeUnanswered(w, &at)
 	case d.answer.kind == check.AnswerHold:
 		at.Answer = check.AnswerHold

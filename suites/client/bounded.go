@@ -23,7 +23,8 @@ a 503 by default, its second attempt's connection closed after processing instea
 reset; a closed connection alone for a policy that retries no status) the client MUST stop at its
 declared max_attempts (not before, unless its last answer is one the policy does not retry), its
 transport's immediate re-sends beyond retry.transport_resends counted, and report the failure as it
-declares (clients[].failure); the harness ends a client still retrying at max_attempts + 2 attempts
+declares (clients[].failure; pending, as outcome.pending declares, is accepted too where every
+attempt went unanswered); the harness ends a client still retrying at max_attempts + 2 attempts
 or at the scenario's timeout (SIGKILL: unbounded-retries). Once per configuration, each reading
 its whole policy (a policy that retries nothing it can plan gets a persistent 503: it must stop at
 once and report it). Given a persistent 503 whose body is not

@@ -156,8 +156,8 @@ func TestResumeThenNewOperationPasses(t *testing.T) {
 	rec := &recorder{t: t}
 	run := suites.RunClientT(rec, "testdata/again.yaml", againClient)
 	got, kinds := verdicts(run)
-	if len(got) != 9 {
-		t.Errorf("%d client properties ran, want 9: %v", len(got), got)
+	if len(got) != 10 {
+		t.Errorf("%d client properties ran, want 10: %v", len(got), got)
 	}
 	for p, v := range got {
 		if v != reports.Pass {

@@ -34,8 +34,12 @@ func referenceAs(m refclient.Mutant) suites.ClientFunc {
 			cfg.Ops = append(cfg.Ops, refclient.Operation{Ref: op.Ref, Params: op.Params})
 		}
 		sum, err := refclient.Run(ctx, cfg)
-		if err == nil && sum.Failed > 0 {
+		switch {
+		case err != nil:
+		case sum.Failed > 0:
 			err = fmt.Errorf("%d of %d operations failed", sum.Failed, len(sum.Results))
+		case sum.Pending > 0:
+			err = fmt.Errorf("%d of %d operations pending: %w", sum.Pending, len(sum.Results), suites.ErrPending)
 		}
 		return err
 	}

@@ -32,7 +32,8 @@ const providerFile = "../../targets/examples/client-provider-sdk.yaml"
 // writes it ({"error": {"type", "message"}}: anything else is an answer it does not understand,
 // never retried), its X-Should-Retry header obeyed (absent: 409, 429 and 5xx are retried, and a
 // connection closed or timed out); Retry-After is honoured on 429 and 503 only; retry n waits
-// 75-100 % of min(2 s, 300 ms * 2^(n-1)). It makes at most 4 attempts.
+// 75-100 % of min(2 s, 300 ms * 2^(n-1)). It makes at most 4 attempts; a charge none of whose
+// attempts was answered it reports pending (suites.ErrPending) and resumes on its next run.
 type providerSDK struct {
 	base  string
 	hc    *http.Client
@@ -93,13 +94,18 @@ func (c *providerSDK) charge(ctx context.Context, index int, ref string, params 
 		return nil
 	}
 	form := url.Values{"amount": {fmt.Sprint(params["amount"])}, "currency": {fmt.Sprint(params["currency"])}, "metadata[ref]": {ref}}
+	answered := false
 	for n := 1; ; n++ {
-		wait, retry, err := c.attempt(ctx, st.Key, form.Encode())
+		wait, retry, got, err := c.attempt(ctx, st.Key, form.Encode())
+		answered = answered || got
 		if err == nil {
 			st.Done = true
 			return save(file, st)
 		}
 		if !retry || n == providerAttempts || ctx.Err() != nil {
+			if !answered && ctx.Err() == nil { // kept in the state: the next run resumes it
+				return fmt.Errorf("%w: none of %d attempts answered, the last: %v", suites.ErrPending, n, err)
+			}
 			return err
 		}
 		capped := min(providerMaxDelay, providerInitial<<(n-1))
@@ -113,29 +119,29 @@ func (c *providerSDK) charge(ctx context.Context, index int, ref string, params 
 }
 
 // attempt sends one attempt and says what its answer asks: the Retry-After to honour, whether to
-// retry; err is nil for a 2xx.
-func (c *providerSDK) attempt(ctx context.Context, key, body string) (wait time.Duration, retry bool, err error) {
+// retry; answered says whether it got an answer at all; err is nil for a 2xx.
+func (c *providerSDK) attempt(ctx context.Context, key, body string) (wait time.Duration, retry, answered bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, providerAttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.base+"/v1/charges", strings.NewReader(body))
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	req.GetBody = nil // one attempt, one request: net/http re-sends nothing on its own
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Idempotency-Key", key)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, true, err // a connection closed, an attempt timed out
+		return 0, true, false, err // a connection closed, an attempt timed out
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 300 {
-		return 0, false, nil
+		return 0, false, true, nil
 	}
 	var pe providerError
 	if json.Unmarshal(data, &pe) != nil || pe.Error.Type == "" {
-		return 0, false, fmt.Errorf("unexpected answer %d: %.100s", resp.StatusCode, data)
+		return 0, false, true, fmt.Errorf("unexpected answer %d: %.100s", resp.StatusCode, data)
 	}
 	switch resp.Header.Get("X-Should-Retry") {
 	case "true":
@@ -149,7 +155,7 @@ func (c *providerSDK) attempt(ctx context.Context, key, body string) (wait time.
 			wait = time.Duration(secs) * time.Second
 		}
 	}
-	return wait, retry, fmt.Errorf("%d %s: %s", resp.StatusCode, pe.Error.Type, pe.Error.Message)
+	return wait, retry, true, fmt.Errorf("%d %s: %s", resp.StatusCode, pe.Error.Type, pe.Error.Message)
 }
 
 // save writes a charge's state: a temporary file renamed over the old one.
@@ -195,8 +201,8 @@ func TestProviderSDKPasses(t *testing.T) {
 	}
 	run := suites.RunClientT(t, providerFile, runProvider)
 	got, kinds := verdicts(run)
-	if len(got) != 9 {
-		t.Errorf("%d client properties ran, want 9: %v", len(got), got)
+	if len(got) != 10 {
+		t.Errorf("%d client properties ran, want 10: %v", len(got), got)
 	}
 	for p, v := range got {
 		if v != reports.Pass {

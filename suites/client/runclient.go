@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
+	"github.com/retrysafe/retrysafe/targets"
 )
 
 // reexecMarker is the environment variable in which a re-executed test binary finds the run its
@@ -28,7 +30,8 @@ const reexecMarker = "RETRYSAFE_CLIENT_RUN"
 // binary (-test.run with the test's name, and the run in the environment variable
 // RETRYSAFE_CLIENT_RUN), where the same call to RunClientT runs fn once with that run and exits
 // (1 when fn returned an error); the harness SIGKILLs it while an attempt is held and starts it
-// again. Everything the test does before RunClientT runs again in the child; a test that restarts
+// again. fn reports an operation pending by returning an error that wraps framework.ErrPending
+// (suites.ErrPending). Everything the test does before RunClientT runs again in the child; a test that restarts
 // its client calls RunClientT once. With a T that is not a *testing.T (Ginkgo's GinkgoT()) the
 // scenario skips, saying why. Select and the other options are RunT's; the client side is
 // selected unless opts select otherwise.
@@ -65,8 +68,9 @@ func testPattern(name string) string {
 	return strings.Join(parts, "/")
 }
 
-// runReexecuted performs one run in a re-executed test binary and returns its exit status: 0,
-// 1 when fn reported a failed operation, 2 when the run cannot be read, 3 when interrupted.
+// runReexecuted performs one run in a re-executed test binary and returns its exit status
+// (targets.ExitCodes): 0, 1 when fn reported a failed operation, 4 a pending one (ErrPending), 2
+// when the run cannot be read, 3 when interrupted.
 func runReexecuted(raw string, fn framework.ClientFunc) int {
 	var run framework.ClientRun
 	if err := json.Unmarshal([]byte(raw), &run); err != nil {
@@ -75,12 +79,17 @@ func runReexecuted(raw string, fn framework.ClientFunc) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := fn(ctx, run); err != nil {
+	err := fn(ctx, run)
+	switch {
+	case err == nil:
+		return *targets.ExitCodes.OK.ExitCode
+	case ctx.Err() != nil:
 		fmt.Printf("failed: %v\n", err)
-		if ctx.Err() != nil {
-			return 3
-		}
-		return 1
+		return 3
+	case errors.Is(err, framework.ErrPending):
+		fmt.Printf("pending: %v\n", err)
+		return *targets.ExitCodes.Pending.ExitCode
 	}
-	return 0
+	fmt.Printf("failed: %v\n", err)
+	return *targets.ExitCodes.Failed.ExitCode
 }

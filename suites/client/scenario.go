@@ -33,6 +33,10 @@ type scenario struct {
 	// restart kills the client (SIGKILL, its process group) when an attempt is held, and starts
 	// it again with the same command, operations and state directory.
 	restart bool
+	// rerun starts the client again once it stopped on its own, with the same command,
+	// operations and state directory ({{.Restart}} 1), and answers every attempt from then on as
+	// a correct API does (uncertain-stays-pending).
+	rerun bool
 }
 
 // inProcessGrace is how long a client driven in-process may take to return once its context
@@ -116,7 +120,22 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 	for done := false; !done; {
 		select {
 		case <-life.done:
-			done = true
+			if !sc.rerun || run.FirstStart != nil {
+				done = true
+				break
+			}
+			run.FirstStart = &check.ClientEnd{Exit: life.exit(), Reported: life.reported()}
+			a.life.Store(2)
+			a.normal.Store(true)
+			s.Notef("client %s: stopped on its own (it exited %d, %s), then started again with the same command, operations and state directory, every attempt answered as a correct API answers%s",
+				c.Name, run.FirstStart.Exit, reportedWords(run.FirstStart.Reported), life.output())
+			v, r, err := restarted()
+			if err == nil {
+				life, err = start(v, r)
+			}
+			if err != nil {
+				return fail("start client %s again: %v", c.Name, err)
+			}
 		case <-a.overrun:
 			s.kill(c, life, "it was still retrying past max_attempts + 2")
 			run.Killed = fmt.Sprintf("it was still retrying after %d attempts of one operation (max_attempts %d + 2%s)", a.overrunN,
@@ -247,7 +266,7 @@ type life struct {
 	done     <-chan struct{}
 	kill     func()
 	exit     func() int
-	reported func() *bool
+	reported func() targets.Reported
 	output   func() string
 }
 
@@ -273,40 +292,30 @@ func (s *S) starter(c *targets.Client, cfg *targets.ClientConfiguration, ip *fra
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.Processes().StartWatching("client "+c.Name, argv, env, c.Dir, c.Failure.Output)
+		outcome := c.Outcome
+		if ip != nil {
+			outcome = targets.ExitCodes
+		}
+		lines := &reportLines{patterns: outcome.Patterns()}
+		p, err := s.Processes().StartReading("client "+c.Name, argv, env, c.Dir, lines.add)
 		if err != nil {
 			return nil, err
 		}
-		return processLife(p, c.Failure, ip != nil), nil
+		return processLife(p, outcome, lines), nil
 	}
 }
 
-// processLife is a start of the client as a process.
-func processLife(p *faults.Process, f targets.ClientFailure, inProcess bool) *life {
+// processLife is a start of the client as a process, its report read as f declares (the exit
+// codes of targets.ExitCodes for a re-executed RunClientT); lines are the lines of its output
+// that f's patterns match.
+func processLife(p *faults.Process, f targets.ClientOutcome, lines *reportLines) *life {
 	return &life{
-		process: true,
-		done:    p.Done(),
-		kill:    func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
-		exit:    p.ExitCode,
-		reported: func() *bool {
-			var r bool
-			switch {
-			case inProcess: // a re-executed RunClientT exits 1 when fn returned an error
-				r = p.ExitCode() == 1
-			case f.ExitCode == nil && f.Output == nil:
-				return nil
-			case f.ExitCode != nil && p.ExitCode() == *f.ExitCode:
-				r = true
-			case f.Output != nil:
-				select {
-				case <-p.Ready():
-					r = true
-				default:
-				}
-			}
-			return &r
-		},
-		output: p.Output,
+		process:  true,
+		done:     p.Done(),
+		kill:     func() { _ = p.Signal(syscall.SIGKILL); <-p.Done() },
+		exit:     p.ExitCode,
+		reported: func() targets.Reported { return f.Of(p.ExitCode(), lines.all()) },
+		output:   p.Output,
 	}
 }
 
@@ -343,13 +352,26 @@ func (s *S) inProcess(ip *framework.InProcessClient, cr framework.ClientRun) *li
 			s.Notef("the client's function did not return within %v of its context's end", inProcessGrace)
 		}
 	}
-	l.exit = func() int {
-		if err != nil {
-			return 1
+	l.reported = func() targets.Reported {
+		switch {
+		case err == nil:
+			return targets.ReportedOK
+		case errors.Is(err, framework.ErrPending):
+			return targets.ReportedPending
+		case errors.Is(err, context.Canceled):
+			return targets.ReportedNone
 		}
-		return 0
+		return targets.ReportedFailed
 	}
-	l.reported = func() *bool { r := err != nil && !errors.Is(err, context.Canceled); return &r }
+	l.exit = func() int {
+		switch l.reported() {
+		case targets.ReportedOK:
+			return *targets.ExitCodes.OK.ExitCode
+		case targets.ReportedPending:
+			return *targets.ExitCodes.Pending.ExitCode
+		}
+		return *targets.ExitCodes.Failed.ExitCode
+	}
 	return l
 }
 

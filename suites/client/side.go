@@ -1,7 +1,8 @@
 // Package client holds the client side's conformance properties: the harness plays the API (a
 // scripted, faulty and correct idempotent API, api.go) and judges what a client of it does, one
 // scenario per property (retries-transient, same-key-on-retry, new-key-per-operation,
-// no-retry-on-rejection, retry-after, backoff, bounded, restart-reuses-key, key-present), each
+// no-retry-on-rejection, retry-after, backoff, bounded, restart-reuses-key, key-present,
+// uncertain-stays-pending), each
 // registering itself with the framework from its init. The client under test is a process the
 // harness starts and kills (the target file's clients[].command), or a Go function driven through
 // RunClientT. It imports the framework and the checkers, never another side.

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 
 	"github.com/retrysafe/retrysafe/faults"
 	"github.com/retrysafe/retrysafe/targets"
@@ -36,7 +37,8 @@ type ClientRun struct {
 	// Policy is the retry policy the client declares in that configuration.
 	Policy targets.RetryPolicy
 	// Restart is true when the harness starts the client again after killing it
-	// (restart-reuses-key), as {{.Restart}} is 1 in a command's templates.
+	// (restart-reuses-key) or once it stopped with an operation pending (uncertain-stays-pending),
+	// as {{.Restart}} is 1 in a command's templates.
 	Restart bool
 }
 
@@ -48,8 +50,13 @@ type ClientOp struct {
 }
 
 // ClientFunc performs a run's operations in-process (suites.RunClientT's fn); an error reports
-// that an operation failed.
+// that an operation failed, one that wraps ErrPending that an operation's outcome is unknown.
 type ClientFunc func(ctx context.Context, run ClientRun) error
+
+// ErrPending is what a ClientFunc returns, wrapped, to report an operation pending: every attempt
+// ended without an answer, so it cannot know whether the API acted, and it keeps the operation
+// to resume it with its key (clients[].outcome.pending; uncertain-stays-pending).
+var ErrPending = errors.New("an operation is pending: whether the API acted is unknown")
 
 // InProcessClient is a client under test that is a Go function, not a command.
 type InProcessClient struct {

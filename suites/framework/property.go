@@ -96,7 +96,9 @@ var order = []string{"replay", "race", "mismatch", "tenancy", "expiry", "keys", 
 	"signature", "delivery-load",
 	"same-operation-new-message", "one-message-many-operations", // one business operation, many messages
 	"retries-transient", "same-key-on-retry", "new-key-per-operation", "no-retry-on-rejection", "retry-after", "backoff",
-	"bounded", "restart-reuses-key", "key-present", "chain"}
+	"bounded", "restart-reuses-key", "key-present",
+	"uncertain-stays-pending", // issue 40 (clients)
+	"chain"}
 
 // properties is the registry, in run order.
 var properties []*Property

@@ -27,7 +27,10 @@
 //   - At most Policy.MaxAttempts attempts per operation, counted across restarts (the
 //     count is stored before every attempt; a retry's at the start of its backoff, which
 //     is timed from the previous answer, so that a slow disk does not delay the retry),
-//     then a reported failure.
+//     then a reported failure, or, when none of its attempts was answered (no response to
+//     any: whether the API acted is unknown), a reported pending operation: it stays in the
+//     state directory with its key and body, and the next run resumes it with a new budget
+//     of attempts.
 //
 // Every finished operation prints one line (see Result.Line). A cancelled context stops
 // the client: the attempt in flight is abandoned (its connection closed), no further
@@ -131,6 +134,9 @@ type Result struct {
 	Key      string
 	Attempts int // attempts of the operation, across restarts
 	OK       bool
+	// Pending is set when the operation ran out of attempts none of which was answered: whether
+	// the API acted is unknown, and it stays in the state directory for the next run to resume.
+	Pending bool
 	// Status is the last attempt's HTTP status (0: no response, or unknown after a restart).
 	Status int
 	// Reason says why a failed operation failed: "422 after 1 attempt", "gave up after 5
@@ -141,31 +147,37 @@ type Result struct {
 }
 
 // Line is the result's output line: "ok REF key=KEY attempts=N" ("key=-" when no key was
-// sent) or "failed REF: REASON". An operation that finished in an earlier run prints the
-// same line again.
+// sent), "pending REF key=KEY attempts=N: REASON" or "failed REF: REASON". An operation that
+// finished in an earlier run prints the same line again.
 func (r Result) Line() string {
-	if !r.OK {
-		return fmt.Sprintf("failed %s: %s", r.Ref, r.Reason)
-	}
 	key := r.Key
 	if key == "" {
 		key = "-"
+	}
+	switch {
+	case r.Pending:
+		return fmt.Sprintf("pending %s key=%s attempts=%d: %s", r.Ref, key, r.Attempts, r.Reason)
+	case !r.OK:
+		return fmt.Sprintf("failed %s: %s", r.Ref, r.Reason)
 	}
 	return fmt.Sprintf("ok %s key=%s attempts=%d", r.Ref, key, r.Attempts)
 }
 
 // Summary is what a run finished: every result in order, and the counts.
 type Summary struct {
-	Results           []Result
-	Succeeded, Failed int
+	Results                    []Result
+	Succeeded, Failed, Pending int
 }
 
 // add appends a result.
 func (s *Summary) add(r Result) {
 	s.Results = append(s.Results, r)
-	if r.OK {
+	switch {
+	case r.Pending:
+		s.Pending++
+	case r.OK:
 		s.Succeeded++
-	} else {
+	default:
 		s.Failed++
 	}
 }

@@ -149,34 +149,69 @@ func TestHonoursRetryAfter(t *testing.T) {
 	}
 }
 
+// An operation out of attempts is reported failed when one of them was answered, and pending
+// (its line naming its key) when none was: whether the API acted is unknown.
 func TestStopsAfterMaxAttempts(t *testing.T) {
 	t.Parallel()
 	hold := Policy{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, AttemptTimeout: 500 * time.Millisecond, MaxAttempts: 3}
+	twice := Policy{Initial: 10 * time.Millisecond, MaxAttempts: 2}
 	for _, tc := range []struct {
-		name   string
-		step   step
-		policy Policy
-		sent   int
-		want   string
+		name    string
+		script  script
+		policy  Policy
+		sent    int
+		want    string
+		pending bool
 	}{
-		{"503", answerWith(503), fast, 5, "failed order-1: gave up after 5 attempts: 503"},
-		{"dropped", dropStep, Policy{Initial: 10 * time.Millisecond, MaxAttempts: 2}, 2, "failed order-1: gave up after 2 attempts: connection closed without a response"},
-		{"held", holdStep, hold, 3, "failed order-1: gave up after 3 attempts: no answer within 500ms (attempt timeout)"},
+		{"503", always(answerWith(503)), fast, 5, "failed order-1: gave up after 5 attempts: 503", false},
+		{"dropped", always(dropStep), twice, 2,
+			"pending order-1 key=KEY attempts=2: none of 2 attempts answered (the last: connection closed without a response): whether the API acted is unknown", true},
+		{"held", always(holdStep), hold, 3,
+			"pending order-1 key=KEY attempts=3: none of 3 attempts answered (the last: no answer within 500ms (attempt timeout)): whether the API acted is unknown", true},
+		{"a 503, then dropped", steps(answerWith(503), dropStep, dropStep), Policy{Initial: 10 * time.Millisecond, MaxAttempts: 3}, 3,
+			"failed order-1: gave up after 3 attempts: connection closed without a response", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := newAPI(t, always(tc.step))
+			a := newAPI(t, tc.script)
 			r := runClient(t.Context(), t, a, Config{Policy: tc.policy})
 			if r.err != nil {
 				t.Fatalf("Run: %v", r.err)
 			}
-			if n := len(a.attempts("")); n != tc.sent {
-				t.Errorf("the API saw %d attempts, want %d", n, tc.sent)
+			ss := a.attempts("")
+			if len(ss) != tc.sent {
+				t.Fatalf("the API saw %d attempts, want %d", len(ss), tc.sent)
 			}
-			if strings.TrimSpace(r.out) != tc.want || r.sum.Failed != 1 {
-				t.Errorf("output %q, summary %+v; want %q, 1 failed", r.out, r.sum, tc.want)
+			want := strings.Replace(tc.want, "KEY", ss[0].key, 1)
+			if got := strings.TrimSpace(r.out); got != want || (r.sum.Pending == 1) != tc.pending || r.sum.Failed+r.sum.Pending != 1 {
+				t.Errorf("output %q, summary %+v; want %q, pending %v", got, r.sum, want, tc.pending)
 			}
 		})
+	}
+}
+
+// An operation reported pending stays in the state directory with its key and body: the next run
+// resumes it with a new budget of attempts, and it ends once.
+func TestPendingIsResumedByTheNextRun(t *testing.T) {
+	dir := t.TempDir()
+	a := newAPI(t, steps(dropStep, dropStep))
+	cfg := Config{StateDir: dir, Policy: Policy{MaxAttempts: 2, Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}}
+	first := runClient(t.Context(), t, a, cfg)
+	if first.err != nil || first.sum.Pending != 1 || !strings.HasPrefix(first.out, "pending order-1 ") {
+		t.Fatalf("first run: %v, summary %+v, output %q; want order-1 pending", first.err, first.sum, first.out)
+	}
+	recs, err := ReadState(dir)
+	if err != nil || len(recs) != 1 || recs[0].Status != StatusPending || recs[0].PendingAt != 2 || recs[0].Answered {
+		t.Fatalf("state after the first run: %+v, %v; want order-1 pending at 2 attempts, never answered", recs, err)
+	}
+	second := runClient(t.Context(), t, a, cfg)
+	ss := a.attempts("order-1")
+	if second.err != nil || second.sum.Succeeded != 1 || len(ss) != 3 {
+		t.Fatalf("second run: %v, summary %+v, %d attempts in all; want it resumed once and done", second.err, second.sum, len(ss))
+	}
+	sameKeyAndBody(t, ss)
+	if want := "ok order-1 key=" + ss[0].key + " attempts=3\n"; second.out != want {
+		t.Errorf("second run printed %q, want %q", second.out, want)
 	}
 }
 
@@ -316,21 +351,34 @@ func TestRestartResumesThePendingOperation(t *testing.T) {
 	}
 }
 
-func TestRestartAfterTheLastAttemptReportsFailure(t *testing.T) {
+// A restart after the last attempt, which was never answered, reports the operation pending at
+// once (max-attempts counts across restarts); the run after that resumes it.
+func TestRestartAfterTheLastAttemptReportsPending(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
-	a := newAPI(t, func(string, int) step { cancel(); return holdStep })
+	a := newAPI(t, func(_ string, n int) step {
+		if n == 1 {
+			cancel()
+			return holdStep
+		}
+		return okStep
+	})
 	cfg := Config{StateDir: dir, Policy: Policy{MaxAttempts: 1, Initial: 10 * time.Millisecond}}
 	if r := runClient(ctx, t, a, cfg); !errors.Is(r.err, ErrInterrupted) {
 		t.Fatalf("first run: %v, want ErrInterrupted", r.err)
 	}
 	r := runClient(t.Context(), t, a, cfg)
-	want := "failed order-1: gave up after 1 attempt: the outcome of the last one is unknown (the client stopped during it)\n"
+	key := a.attempts("")[0].key
+	want := "pending order-1 key=" + key + " attempts=1: none of 1 attempt answered (the last: the outcome of the last one is unknown (the client stopped during it)): whether the API acted is unknown\n"
 	if r.err != nil || r.out != want {
 		t.Errorf("second run: %v, output %q; want %q", r.err, r.out, want)
 	}
 	if n := len(a.attempts("")); n != 1 {
 		t.Errorf("the API saw %d attempts, want 1: max-attempts counts across restarts", n)
+	}
+	r = runClient(t.Context(), t, a, cfg)
+	if ss := a.attempts(""); r.err != nil || r.sum.Succeeded != 1 || len(ss) != 2 || ss[1].key != key {
+		t.Errorf("third run: %v, summary %+v, keys %q; want order-1 resumed with key %s and done", r.err, r.sum, keys(ss), key)
 	}
 }
 

@@ -33,6 +33,9 @@ const (
 	// The mutants of what decides from an answer's content (issue 38).
 	MutantIgnoresShouldRetryFalse Mutant = "ignores-should-retry-false"
 	MutantIgnoresErrorCode        Mutant = "ignores-error-code"
+	// The mutants of an operation whose outcome is unknown (issue 40).
+	MutantPendingAsFailure Mutant = "pending-as-failure"
+	MutantForgetsPending   Mutant = "forgets-pending"
 )
 
 // MutantInfo describes one mutant: its bug and the property that must catch it.
@@ -64,6 +67,9 @@ var Mutants = []MutantInfo{
 	// The mutants of what decides from an answer's content (issue 38).
 	{MutantIgnoresShouldRetryFalse, "retries a status it retries (a 503) although its configured should-retry header says false", "retries-transient"},
 	{MutantIgnoresErrorCode, "retries a 429 whatever its error code, although its configured condition retries it only when the code is lock_timeout", "retries-transient"},
+	// The mutants of an operation whose outcome is unknown (issue 40).
+	{MutantPendingAsFailure, "reports an operation failed when it runs out of attempts none of which was answered (its outcome unknown), and never resumes it", "uncertain-stays-pending"},
+	{MutantForgetsPending, "reports an operation none of whose attempts was answered pending, but drops it from its state directory: run again, it starts the operation over under a new key", "uncertain-stays-pending"},
 }
 
 // ParseMutant returns the mutant with this name ("" or "none" is the correct client).

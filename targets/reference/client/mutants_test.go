@@ -40,6 +40,8 @@ func scenarios() []scenario {
 		{MutantRetriesUndeclared, showRetriesUndeclared},
 		{MutantIgnoresShouldRetryFalse, showIgnoresShouldRetryFalse},
 		{MutantIgnoresErrorCode, showIgnoresErrorCode},
+		{MutantPendingAsFailure, showPendingAsFailure},
+		{MutantForgetsPending, showForgetsPending},
 	}
 }
 
@@ -333,6 +335,31 @@ func showIgnoresErrorCode(t *testing.T, m Mutant) (bool, string) {
 	a := newAPI(t, steps(rate))
 	r := runClient(t.Context(), t, a, Config{Mutant: m, RetryWhen: []RetryWhen{when}})
 	return len(a.attempts("")) > 1, fmt.Sprintf("a 429 whose code is rate_limited, then 201: %d attempts, %q", len(a.attempts("")), r.out)
+}
+
+// showPendingAsFailure shows a client out of attempts none of which was answered reporting the
+// operation failed.
+func showPendingAsFailure(t *testing.T, m Mutant) (bool, string) {
+	a := newAPI(t, steps(dropStep, dropStep))
+	r := runClient(t.Context(), t, a, Config{Mutant: m, Policy: Policy{MaxAttempts: 2, Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}})
+	return r.sum.Failed == 1, fmt.Sprintf("two connections closed, then 201, 2 attempts: %q", r.out)
+}
+
+// showForgetsPending shows a client that reported an operation pending dropping it from its
+// state: run again, it sends the operation under a new key.
+func showForgetsPending(t *testing.T, m Mutant) (bool, string) {
+	dir := t.TempDir()
+	a := newAPI(t, steps(dropStep, dropStep))
+	cfg := Config{Mutant: m, StateDir: dir, Policy: Policy{MaxAttempts: 2, Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}}
+	first := runClient(t.Context(), t, a, cfg)
+	recs, err := ReadState(dir)
+	if err != nil {
+		return false, err.Error()
+	}
+	second := runClient(t.Context(), t, a, cfg)
+	ss := a.attempts("")
+	forgot := first.sum.Pending == 1 && len(recs) == 0 && len(ss) == 3 && ss[2].key != ss[0].key
+	return forgot, fmt.Sprintf("two connections closed (2 attempts), state %d records, then run again: keys %q; %q then %q", len(recs), keys(ss), first.out, second.out)
 }
 
 // mutantNames returns every mutant's name, in the table's order.

@@ -75,8 +75,8 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 	var retryAfter time.Duration
 	var answered time.Time // when the last attempt ended
 	for {
-		if limit := r.maxAttempts(); limit > 0 && rec.Attempts >= limit {
-			return r.finish(rec, res, fmt.Sprintf("gave up after %s: %s", attempts(rec.Attempts), last))
+		if limit := r.maxAttempts(); limit > 0 && rec.Attempts-rec.PendingAt >= limit {
+			return r.giveUp(rec, res, last)
 		}
 		var due time.Time
 		if rec.Attempts > 0 {
@@ -104,6 +104,7 @@ func (r *runner) perform(ctx context.Context, index int, op Operation, rec *Reco
 			return res, r.interrupted(ctx, rec)
 		}
 		res.Key, res.Attempts, res.Status = key, rec.Attempts, a.status
+		rec.Answered = rec.Answered || a.status != 0 // stored by the next save
 		v := r.judge(a)
 		fmt.Fprintf(r.log, "%s attempt %d%s (key %s): %s in %s\n", op.Ref, rec.Attempts, r.ofLimit(), orDash(key),
 			a.describe(r.cfg.Policy.AttemptTimeout), a.took.Round(time.Millisecond))
@@ -165,6 +166,22 @@ func (r *runner) finish(rec *Record, res Result, reason string) (Result, error) 
 		rec.Status = StatusFailed
 	}
 	res.OK, res.Reason, res.Attempts = reason == "", reason, rec.Attempts
+	return res, r.state.save(*rec)
+}
+
+// giveUp ends an operation out of attempts, the last of which got last: failed when an attempt of it was ever answered,
+// else pending (whether the API acted is unknown): kept in the state directory with its key and
+// body, and resumed with a new budget of attempts by the next run.
+func (r *runner) giveUp(rec *Record, res Result, last string) (Result, error) {
+	if rec.Answered || r.cfg.Mutant == MutantPendingAsFailure {
+		return r.finish(rec, res, fmt.Sprintf("gave up after %s: %s", attempts(rec.Attempts), last))
+	}
+	rec.PendingAt = rec.Attempts
+	rec.Reason = fmt.Sprintf("none of %s answered (the last: %s): whether the API acted is unknown", attempts(rec.Attempts), last)
+	res.Pending, res.Reason, res.Attempts = true, rec.Reason, rec.Attempts
+	if r.cfg.Mutant == MutantForgetsPending {
+		return res, r.state.remove(*rec)
+	}
 	return res, r.state.save(*rec)
 }
 

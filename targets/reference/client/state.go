@@ -42,8 +42,15 @@ type Record struct {
 	Body   string `json:"body"`
 	Status string `json:"status"` // StatusPending, StatusDone or StatusFailed
 	// Attempts counts the attempts started, across restarts; one killed mid-attempt counts.
-	Attempts int    `json:"attempts"`
-	Reason   string `json:"reason,omitempty"` // why a failed operation failed
+	Attempts int `json:"attempts"`
+	// Reason says why a failed operation failed, or why one was reported pending.
+	Reason string `json:"reason,omitempty"`
+	// Answered is set once an attempt got an answer (any status): an operation out of attempts
+	// none of which was answered is reported pending, not failed.
+	Answered bool `json:"answered,omitempty"`
+	// PendingAt is Attempts when the operation was last reported pending: a run that resumes it
+	// gives it max-attempts more.
+	PendingAt int `json:"pending_at,omitempty"`
 	// Updated is when the record was written.
 	Updated time.Time `json:"updated"`
 }
@@ -157,6 +164,14 @@ func (s stateDir) save(r Record) error {
 		return fmt.Errorf("operation %d (ref %s): storing its state in %s: %v (the client sends nothing it could not store)", r.Index, r.Ref, s.dir, err)
 	}
 	return nil
+}
+
+// remove deletes r's record (the forgets-pending mutant: the next run starts it over).
+func (s stateDir) remove(r Record) error {
+	if err := os.Remove(filepath.Join(s.dir, recordName(r.Index))); err != nil {
+		return fmt.Errorf("operation %d (ref %s): removing its state: %v", r.Index, r.Ref, err)
+	}
+	return syncDir(s.dir)
 }
 
 // writeDurably replaces dir/name by data: temp file, fsync, rename, fsync of dir.
