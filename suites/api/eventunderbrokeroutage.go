@@ -181,6 +181,17 @@ func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (
 	return lp, step
 }
 
+// takenWords says which publications the broker took while its answers were cut.
+func takenWords(ours, others int, name, ref string) string {
+	switch {
+	case others == 0:
+		return fmt.Sprintf("%d publication(s) of %s ref %s", ours, name, ref)
+	case ours == 0:
+		return fmt.Sprintf("%d publication(s) of an earlier operation's event (its confirm caught by the cut) and none of %s ref %s yet", others, name, ref)
+	}
+	return fmt.Sprintf("%d publication(s) of %s ref %s and %d of an earlier operation's event", ours, name, ref, others)
+}
+
 // answerWords says how an attempt was answered, for a note.
 func answerWords(a history.Attempt) string {
 	if a.Outcome != history.OK {
@@ -190,7 +201,8 @@ func answerWords(a history.Attempt) string {
 }
 
 // loseConfirm cuts the link's return direction, sends one operation, waits until the broker
-// took an event the spec's earlier operations do not name (its event), and heals the cut, which
+// took an event while its answers were cut (the operation's event, or a copy of an earlier one
+// whose answer the cut caught: the publisher sends it again first), and heals the cut, which
 // closes the link: the publisher never got its confirm. It returns the operation, retried to an
 // answer, the step (it exercised what it names when the broker took an event while its answers
 // were cut) and whether the spec goes on (the nemesis did its part).
@@ -203,6 +215,7 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 		return nil, step, false
 	}
 	defer s.Heal(lose)
+	cut := time.Now() // the answers are cut from here on: whatever the broker takes now loses its confirm
 	op := s.NewOp(def)
 	ctx, cancel := context.WithCancel(s.Ctx())
 	defer cancel()
@@ -212,6 +225,22 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 	answered := false
 	deadline := time.Now().Add(max(pub.Within, s.Settings.AttemptTimeout))
 	ours := func(e check.Event) bool { return e.Tie == op.Ref || pub.Tie.Record && !slices.Contains(earlier, e.Tie) }
+	// taken are the publications the broker took while its answers were cut: this operation's
+	// event, or an earlier operation's whose confirm the cut caught on its way back (the first
+	// operation's event arrived, its answer did not: the publisher publishes it again, oldest
+	// first, before this one's). Either way a confirm was lost, and each is judged.
+	taken := func(before time.Time) (ourN, otherN int) {
+		for _, e := range s.EventsSeen(pub, silenced) {
+			switch {
+			case !e.At.Before(before):
+			case ours(e):
+				ourN++
+			case !e.At.Before(cut):
+				otherN++
+			}
+		}
+		return ourN, otherN
+	}
 	took := false
 	for !took && time.Now().Before(deadline) && s.Ctx().Err() == nil {
 		if !answered {
@@ -221,18 +250,15 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 			default:
 			}
 		}
-		if took = slices.ContainsFunc(s.EventsSeen(pub, silenced), ours); !took {
+		if n, m := taken(time.Now()); n+m > 0 {
+			took = true
+		} else {
 			s.SleepUntil(time.Now().Add(heldPoll))
 		}
 	}
 	healErr := s.Heal(lose)
 	healed := time.Now()
-	taken := 0
-	for _, e := range s.EventsSeen(pub, silenced) {
-		if ours(e) && e.At.Before(healed) {
-			taken++
-		}
-	}
+	ourN, otherN := taken(healed)
 	if !answered {
 		first = <-done // a publication from the request learns now that it lost the link
 	}
@@ -246,13 +272,13 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 		step.Note = fmt.Sprintf("the nemesis could not heal the broker's answers: %v", healErr)
 		return &eo, step, false
 	case !took:
-		step.Note = fmt.Sprintf("the broker took no event of %s ref %s while its answers were cut (%v): no confirm was lost "+
+		step.Note = fmt.Sprintf("the broker took no event of %s ref %s (nor another) while its answers were cut (%v): no confirm was lost "+
 			"(a publisher that waits for the broker's answer before it sends, to open a channel or a connection, publishes nothing then)",
 			def.Name, op.Ref, healed.Sub(silenced).Round(time.Millisecond))
 	default:
 		step.Exercised = true
-		step.Note = fmt.Sprintf("the broker took %d publication(s) of %s ref %s while its answers were cut, their confirms lost; the link closed and healed %v after the cut",
-			taken, def.Name, op.Ref, healed.Sub(silenced).Round(time.Millisecond))
+		step.Note = fmt.Sprintf("the broker took %s while its answers were cut, their confirms lost; the link closed and healed %v after the cut",
+			takenWords(ourN, otherN, def.Name, op.Ref), healed.Sub(silenced).Round(time.Millisecond))
 	}
 	return &eo, step, true
 }
