@@ -63,6 +63,22 @@ func TestEveryAttemptBounded(t *testing.T) {
 			inLife(try(2, "r-1", "k1", AnswerReplay, 3, 4), 2))), fourAttempts(0), reports.Pass, nil, ""},
 	}
 	runPolicyCases(t, elsewhere, KeyPresent)
+
+	// A backoff that never retries sooner than 50 ms: a re-send 14 ms after a reset (a race
+	// detector's, a loaded runner's) cannot be a retry it timed.
+	linear := func(resends int) targets.RetryPolicy {
+		return policy(func(p *targets.RetryPolicy) {
+			p.MaxAttempts, p.TransportResends = 4, resends
+			p.Backoff = targets.Backoff{Initial: 50 * time.Millisecond, Multiplier: 1, Max: 50 * time.Millisecond, Jitter: targets.JitterNone}
+		})
+	}
+	slowResend := clientRun(opOf(def, try(1, "r-1", "k1", "503", 0, 1), try(2, "r-1", "k1", AnswerDrop, 55, 56),
+		try(3, "r-1", "k1", AnswerSuccess, 70, 71)))
+	floor := []policyCase{
+		{"a re-send 14 ms after a reset, under a backoff of 50 ms at least", slowResend, linear(1), reports.Pass, nil, ""},
+		{"the same undeclared is a retry 14 ms early", slowResend, linear(0), reports.Fail, []string{"no-backoff seqs=2,3"}, "outside the declared backoff's [50ms, 50ms]"},
+	}
+	runPolicyCases(t, floor, Backoff)
 }
 
 func TestBareError(t *testing.T) {
