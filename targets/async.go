@@ -82,11 +82,9 @@ const (
 	PhaseFailed  Phase = "failed"
 )
 
-var asyncFields = []string{"reference", "state", "poll", "settle"}
-
 // async decodes an operation's async block.
 func (d *decoder) async(o *object) *Async {
-	ao, ok := d.object(o.fields["async"].val, o.at("async"), asyncFields...)
+	ao, ok := d.child(o, "async")
 	if !ok {
 		return nil
 	}
@@ -115,7 +113,7 @@ func (d *decoder) async(o *object) *Async {
 
 // asyncReference decodes async.reference: {header} or {jsonpath[, path]}.
 func (d *decoder) asyncReference(ao *object, a *Async) {
-	ro, ok := d.object(ao.fields["reference"].val, ao.at("reference"), "header", "jsonpath", "path")
+	ro, ok := d.child(ao, "reference")
 	if !ok {
 		return
 	}
@@ -142,7 +140,7 @@ func (d *decoder) asyncReference(ao *object, a *Async) {
 
 // asyncState decodes async.state: {jsonpath, done, failed}.
 func (d *decoder) asyncState(ao *object, a *Async) {
-	so, ok := d.object(ao.fields["state"].val, ao.at("state"), "jsonpath", "done", "failed")
+	so, ok := d.child(ao, "state")
 	if !ok {
 		return
 	}
@@ -165,7 +163,7 @@ func (d *decoder) asyncState(ao *object, a *Async) {
 
 // resource decodes an operation's resource block: {path, id}.
 func (d *decoder) resource(o *object) *Resource {
-	ro, ok := d.object(o.fields["resource"].val, o.at("resource"), "path", "id")
+	ro, ok := d.child(o, "resource")
 	if !ok {
 		return nil
 	}

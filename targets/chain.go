@@ -117,7 +117,7 @@ func isChain(n ast.Node) bool {
 // chainTarget decodes a chain target file: its name and its three parts.
 func (d *decoder) chainTarget(n ast.Node) *Target {
 	t := &Target{SharedStore: true}
-	top, ok := d.object(n, "", "name", "chain")
+	top, ok := d.object(n, "", "(chain file)")
 	if !ok {
 		return t
 	}
@@ -126,7 +126,7 @@ func (d *decoder) chainTarget(n ast.Node) *Target {
 	} else {
 		t.Name = strings.TrimSuffix(filepath.Base(d.ps.file), filepath.Ext(d.ps.file))
 	}
-	co, ok := d.object(top.fields["chain"].val, "chain", chainParts...)
+	co, ok := d.child(top, "chain")
 	if !ok {
 		return t
 	}
@@ -218,7 +218,7 @@ func isPartRef(n ast.Node) bool {
 // variables of env over the chain's own (so that two parts reading one variable, such as
 // RETRYSAFE_URL, each get their own).
 func (d *decoder) partRef(co *object, name string) (func(string) (string, bool), string, bool) {
-	o, ok := d.object(co.fields[name].val, co.at(name), "file", "env")
+	o, ok := d.child(co, name)
 	if !ok {
 		return nil, "", false
 	}

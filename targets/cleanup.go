@@ -52,7 +52,7 @@ func (d *decoder) sqlQuery(o *object, name string) *SQLQuery {
 
 // sqlQueryWith is sqlQuery with the placeholders its query may use.
 func (d *decoder) sqlQueryWith(o *object, name string, fields []string) *SQLQuery {
-	so, ok := d.object(o.fields[name].val, o.at(name), "driver", "dsn", "query")
+	so, ok := d.child(o, name)
 	if !ok {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (d *decoder) cleanup(top *object) *Cleanup {
 	if !top.has("cleanup") {
 		return nil
 	}
-	o, ok := d.object(top.fields["cleanup"].val, "cleanup", "method", "path", "query", "headers", "body", "body_format", "sql")
+	o, ok := d.child(top, "cleanup")
 	if !ok {
 		return nil
 	}

@@ -110,15 +110,13 @@ const (
 	DefaultResponseBody = `{"id": "op_{{.Seq}}", "ref": {{json .Ref}}, "status": "succeeded"}`
 )
 
-var clientFields = []string{"name", "command", "env", "dir", "https", "timeout", "failure", "outcome", "ops", "errors", "operations", "retry", "configurations"}
-
 // clients decodes the clients list.
 func (d *decoder) clients(top *object) []*Client {
 	nodes, _ := d.list(top, "clients")
 	var out []*Client
 	seen := map[string]int{}
 	for i, n := range nodes {
-		o, ok := d.object(n, fmt.Sprintf("clients[%d]", i), clientFields...)
+		o, ok := d.object(n, fmt.Sprintf("clients[%d]", i), "clients[]")
 		if !ok {
 			continue
 		}
@@ -174,13 +172,13 @@ func (d *decoder) clientOps(o *object) ClientOps {
 	if !o.has("ops") {
 		return ops
 	}
-	oo, ok := d.object(o.fields["ops"].val, o.at("ops"), "params", "same_ref")
+	oo, ok := d.child(o, "ops")
 	if !ok {
 		return ops
 	}
 	ops.Params = d.params(oo, "params")
 	if oo.has("same_ref") {
-		so, ok := d.object(oo.fields["same_ref"].val, oo.at("same_ref"), "params", "env")
+		so, ok := d.child(oo, "same_ref")
 		if ok {
 			sr := &SameRef{Params: d.params(so, "params"), Env: map[string]string{}, env: map[string]*tmpl{}}
 			for _, h := range d.envMap(so, "env") {

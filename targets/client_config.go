@@ -67,7 +67,7 @@ func (d *decoder) clientConfigurations(o *object, c *Client) {
 	}
 	seen := map[string]int{}
 	for i, n := range nodes {
-		co, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("configurations"), i), "name", "env", "retry")
+		co, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("configurations"), i), o.sub("configurations")+"[]")
 		if !ok {
 			continue
 		}

@@ -112,7 +112,7 @@ func (d *decoder) clientErrors(o *object) ErrorAnswers {
 			d.ps.add(lineOf(mv.Key), path, "duplicate key")
 			continue
 		}
-		eo, ok := d.object(mv.Value, path, "body", "content_type", "headers")
+		eo, ok := d.object(mv.Value, path, o.sub("errors")+".<status>")
 		if !ok {
 			continue
 		}

@@ -85,7 +85,7 @@ func (d *decoder) jitter(o *object, b *Backoff) {
 	const hint = "must be full, equal, none or {min: 0.75, max: 1.0} (fractions of the cap)"
 	switch n := o.fields["jitter"].val.(type) {
 	case *ast.MappingNode, *ast.MappingValueNode:
-		jo, ok := d.object(n, o.at("jitter"), "min", "max")
+		jo, ok := d.object(n, o.at("jitter"), o.sub("jitter"))
 		if !ok {
 			return
 		}

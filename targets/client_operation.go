@@ -64,7 +64,7 @@ func (d *decoder) clientOperations(o *object) []*ClientOperation {
 	var out []*ClientOperation
 	seen := map[string]int{}
 	for i, n := range nodes {
-		oo, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("operations"), i), "name", "method", "path", "key", "body_format", "identity", "response", "errors")
+		oo, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("operations"), i), o.sub("operations")+"[]")
 		if !ok {
 			continue
 		}
@@ -103,7 +103,7 @@ func (d *decoder) clientKey(o *object) KeySpec {
 	if !o.has("key") {
 		return k
 	}
-	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name")
+	ko, ok := d.child(o, "key")
 	if !ok {
 		return k
 	}
@@ -177,7 +177,7 @@ func (d *decoder) clientResponse(o *object) ClientResponse {
 	if !o.has("response") {
 		return r
 	}
-	ro, ok := d.object(o.fields["response"].val, o.at("response"), "status", "body", "headers")
+	ro, ok := d.child(o, "response")
 	if !ok {
 		return r
 	}

@@ -94,8 +94,6 @@ var ExitCodes = ClientOutcome{OK: exitReport(0), Failed: exitReport(1), Pending:
 // exitReport is an entry declared by its exit code alone.
 func exitReport(code int) ClientReport { return ClientReport{ExitCode: &code} }
 
-// outcomeEntries are the entries of clients[].outcome, in the order Of reads them last to first.
-var outcomeEntries = []string{"ok", "failed", "pending"}
 
 // clientOutcome decodes how a client reports each outcome: clients[].outcome, and
 // clients[].failure as the spelling of its failed entry (not both).
@@ -107,7 +105,7 @@ func (d *decoder) clientOutcome(o *object) ClientOutcome {
 	if !o.has("outcome") {
 		return out
 	}
-	oo, ok := d.object(o.fields["outcome"].val, o.at("outcome"), outcomeEntries...)
+	oo, ok := d.child(o, "outcome")
 	if !ok {
 		return out
 	}
@@ -131,7 +129,7 @@ func (d *decoder) clientOutcome(o *object) ClientOutcome {
 // clientReport decodes one entry: exit_code, output or both.
 func (d *decoder) clientReport(o *object, name, what string) ClientReport {
 	var r ClientReport
-	fo, ok := d.object(o.fields[name].val, o.at(name), "exit_code", "output")
+	fo, ok := d.child(o, name)
 	if !ok {
 		return r
 	}

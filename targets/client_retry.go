@@ -177,8 +177,7 @@ func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
 	if !o.has("retry") {
 		return p
 	}
-	ro, ok := d.object(o.fields["retry"].val, o.at("retry"), "max_attempts", "attempt_timeout", "retries", "never",
-		"honors_retry_after", "backoff", "persists_keys", "transport_resends", "should_retry_header")
+	ro, ok := d.child(o, "retry")
 	if !ok {
 		return p
 	}
@@ -224,7 +223,7 @@ func (d *decoder) retryPolicy(o *object, base RetryPolicy) RetryPolicy {
 
 // backoff decodes a retry policy's backoff over its defaults.
 func (d *decoder) backoff(o *object, b *Backoff) {
-	bo, ok := d.object(o.fields["backoff"].val, o.at("backoff"), "initial", "multiplier", "max", "jitter")
+	bo, ok := d.child(o, "backoff")
 	if !ok {
 		return
 	}

@@ -240,7 +240,7 @@ func (d *decoder) retriesEntries(ro *object, p *RetryPolicy) {
 	for i, n := range nodes {
 		switch d.resolve(n).(type) {
 		case *ast.MappingNode, *ast.MappingValueNode:
-			if w, ok := d.retryWhen(n, fmt.Sprintf("%s[%d]", ro.at("retries"), i)); ok {
+			if w, ok := d.retryWhen(n, fmt.Sprintf("%s[%d]", ro.at("retries"), i), ro.sub("retries")+"[]"); ok {
 				w.At = i
 				p.RetriesWhen = append(p.RetriesWhen, w)
 			}
@@ -261,9 +261,9 @@ func (d *decoder) retriesEntries(ro *object, p *RetryPolicy) {
 }
 
 // retryWhen decodes a conditional entry of retries.
-func (d *decoder) retryWhen(n ast.Node, path string) (RetryWhen, bool) {
+func (d *decoder) retryWhen(n ast.Node, path, schema string) (RetryWhen, bool) {
 	var w RetryWhen
-	eo, ok := d.object(n, path, "status", "when")
+	eo, ok := d.object(n, path, schema)
 	if !ok {
 		return w, false
 	}
@@ -275,7 +275,7 @@ func (d *decoder) retryWhen(n ast.Node, path string) (RetryWhen, bool) {
 		d.ps.add(eo.line, eo.at("when"), "missing required field ({jsonpath: $.error.code, equals: lock_timeout}: when the status is retried)")
 		return w, false
 	}
-	wo, ok := d.object(eo.fields["when"].val, eo.at("when"), "jsonpath", "equals")
+	wo, ok := d.child(eo, "when")
 	if !ok {
 		return w, false
 	}
@@ -304,7 +304,7 @@ func (d *decoder) shouldRetryHeader(ro *object, p *RetryPolicy) {
 	if !ro.has("should_retry_header") {
 		return
 	}
-	so, ok := d.object(ro.fields["should_retry_header"].val, ro.at("should_retry_header"), "name", "retry", "never")
+	so, ok := d.child(ro, "should_retry_header")
 	if !ok {
 		return
 	}

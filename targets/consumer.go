@@ -173,18 +173,13 @@ func (c *Consumer) brokerURL() string {
 	return ""
 }
 
-// consumerObjectFields are the fields of one consumer.
-var consumerObjectFields = []string{"name", "transport", "method", "path", "headers", "amqp", "nats", "event",
-	"signing", "effects", "state", "dedupe_retention", "lock_timeout", "redelivery_after", "hooks",
-	"operation_dedupe"}
-
 // consumers decodes the consumers list.
 func (d *decoder) consumers(top *object) []*Consumer {
 	nodes, _ := d.list(top, "consumers")
 	var out []*Consumer
 	seen := map[string]int{}
 	for i, n := range nodes {
-		o, ok := d.object(n, fmt.Sprintf("consumers[%d]", i), consumerObjectFields...)
+		o, ok := d.object(n, fmt.Sprintf("consumers[%d]", i), "consumers[]")
 		if !ok {
 			continue
 		}
@@ -257,7 +252,7 @@ func (d *decoder) consumerTransport(o *object, c *Consumer) {
 
 // event decodes a consumer's event, and returns its object (nil when it has none).
 func (d *decoder) event(o *object, c *Consumer) *object {
-	eo, ok := d.object(o.fields["event"].val, o.at("event"), "body", "type", "id", "operation", "operations")
+	eo, ok := d.child(o, "event")
 	if !ok {
 		d.ps.add(o.line, o.at("event"), "missing required field (the event body template, with {{.EventID}})")
 		return nil
@@ -297,7 +292,7 @@ func (d *decoder) eventID(eo *object, c *Consumer) {
 	if !eo.has("id") {
 		return
 	}
-	io, ok := d.object(eo.fields["id"].val, eo.at("id"), "transport", "header", "jsonpath")
+	io, ok := d.child(eo, "id")
 	if !ok {
 		return
 	}
@@ -342,7 +337,7 @@ func (d *decoder) signing(o *object, c *Consumer) {
 	if !o.has("signing") {
 		return
 	}
-	so, ok := d.object(o.fields["signing"].val, o.at("signing"), "scheme", "secret", "tolerance", "hmac")
+	so, ok := d.child(o, "signing")
 	if !ok {
 		return
 	}
@@ -358,7 +353,7 @@ func (d *decoder) signing(o *object, c *Consumer) {
 		c.Signing.Tolerance = v
 	}
 	if so.has("hmac") {
-		ho, ok := d.object(so.fields["hmac"].val, so.at("hmac"), "header", "template", "encoding", "prefix", "timestamp_header", "id_header")
+		ho, ok := d.child(so, "hmac")
 		if ok {
 			h := &webhook.HMACConfig{}
 			h.Header, _ = d.str(ho, "header")

@@ -85,12 +85,11 @@ func (d *decoder) amqpBinding(o *object) *AMQPBinding { return d.amqpBlock(o, tr
 // event an operation publishes (no queue: the harness binds one of its own to the exchange,
 // which cannot be the default one).
 func (d *decoder) amqpBlock(o *object, consumer bool) *AMQPBinding {
-	fields := []string{"url", "exchange", "routing_key", "create", "delete", "exchange_durable", "exchange_auto_delete"}
 	missing := "url, and exchange and routing_key"
 	if consumer {
-		fields, missing = append(fields, "queue"), "url, queue, and exchange and routing_key unless the default exchange"
+		missing = "url, queue, and exchange and routing_key unless the default exchange"
 	}
-	bo, ok := d.object(o.fields["amqp"].val, o.at("amqp"), fields...)
+	bo, ok := d.child(o, "amqp")
 	if !ok {
 		d.ps.add(o.line, o.at("amqp"), "missing required field (%s)", missing)
 		return nil
@@ -160,11 +159,7 @@ func (d *decoder) natsBinding(o *object) *NATSBinding { return d.natsBlock(o, tr
 // operation publishes (the stream and subject only: the harness observes through an ephemeral
 // ordered consumer of its own).
 func (d *decoder) natsBlock(o *object, consumer bool) *NATSBinding {
-	fields := []string{"url", "stream", "subject", "create", "delete"}
-	if consumer {
-		fields = append(fields, "durable", "create_durable")
-	}
-	bo, ok := d.object(o.fields["nats"].val, o.at("nats"), fields...)
+	bo, ok := d.child(o, "nats")
 	if !ok {
 		d.ps.add(o.line, o.at("nats"), "missing required field (url, stream, subject)")
 		return nil

@@ -92,7 +92,7 @@ func (d *decoder) consumerHooks(o *object, c *Consumer) *ConsumerHooks {
 	if !o.has("hooks") {
 		return nil
 	}
-	ho, ok := d.object(o.fields["hooks"].val, o.at("hooks"), "fail_next", "disarm", "slow")
+	ho, ok := d.child(o, "hooks")
 	if !ok {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (d *decoder) consumerHooks(o *object, c *Consumer) *ConsumerHooks {
 		h.FailNext = d.failHooks(ho)
 	}
 	if ho.has("disarm") {
-		if do, ok := d.object(ho.fields["disarm"].val, ho.at("disarm"), "method", "path", "query", "headers", "body", "body_format"); ok {
+		if do, ok := d.child(ho, "disarm"); ok {
 			r := &HookRequest{}
 			d.requestWith(do, &r.req, "POST", nil)
 			r.Method, r.Path = r.req.method, srcOf(r.req.path)
@@ -122,7 +122,7 @@ func (d *decoder) failHooks(ho *object) []*FailHook {
 		var out []*FailHook
 		seen := map[string]bool{}
 		for i, n := range seq.Values {
-			f := d.failHook(n, fmt.Sprintf("%s[%d]", path, i), true)
+			f := d.failHook(n, fmt.Sprintf("%s[%d]", path, i), ho.sub("fail_next"), true)
 			if f == nil {
 				continue
 			}
@@ -135,7 +135,7 @@ func (d *decoder) failHooks(ho *object) []*FailHook {
 		}
 		return out
 	}
-	f := d.failHook(ho.fields["fail_next"].val, path, false)
+	f := d.failHook(ho.fields["fail_next"].val, path, ho.sub("fail_next"), false)
 	switch {
 	case f == nil:
 		return nil
@@ -151,10 +151,10 @@ func (d *decoder) failHooks(ho *object) []*FailHook {
 	return []*FailHook{f}
 }
 
-// failHook decodes one fail_next hook at path; inList says it is an element of a list, which
-// must name its point.
-func (d *decoder) failHook(n ast.Node, path string, inList bool) *FailHook {
-	fo, ok := d.object(n, path, "when", "method", "path", "query", "headers", "body", "body_format", "message_headers")
+// failHook decodes one fail_next hook at path (schema names it in the registry of fields);
+// inList says it is an element of a list, which must name its point.
+func (d *decoder) failHook(n ast.Node, path, schema string, inList bool) *FailHook {
+	fo, ok := d.object(n, path, schema)
 	if !ok {
 		return nil
 	}
@@ -200,7 +200,7 @@ func (f *FailHook) mentions(field string) bool {
 // message), message_headers (the same, by the name a queue worker knows them) and env (the
 // environment the managed consumer is restarted with).
 func (d *decoder) consumerSlow(ho *object, h *ConsumerHooks) *SlowHook {
-	so, ok := d.object(ho.fields["slow"].val, ho.at("slow"), "headers", "message_headers", "env")
+	so, ok := d.child(ho, "slow")
 	if !ok {
 		return nil
 	}

@@ -93,7 +93,7 @@ func (d *decoder) eventOperation(eo *object, c *Consumer) {
 	if !eo.has("operation") {
 		return
 	}
-	oo, ok := d.object(eo.fields["operation"].val, eo.at("operation"), "header", "jsonpath")
+	oo, ok := d.child(eo, "operation")
 	if !ok {
 		return
 	}
@@ -122,7 +122,7 @@ func (d *decoder) eventOperations(eo *object, c *Consumer) {
 	if !eo.has("operations") {
 		return
 	}
-	oo, ok := d.object(eo.fields["operations"].val, eo.at("operations"), "jsonpath")
+	oo, ok := d.child(eo, "operations")
 	if !ok {
 		return
 	}

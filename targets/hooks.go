@@ -55,13 +55,13 @@ func (d *decoder) hooks(top *object) *Hooks {
 	if !top.has("hooks") {
 		return nil
 	}
-	o, ok := d.object(top.fields["hooks"].val, "hooks", "fail_next", "slow", "hold_publish")
+	o, ok := d.child(top, "hooks")
 	if !ok {
 		return nil
 	}
 	h := &Hooks{}
 	if o.has("fail_next") {
-		if fo, ok := d.object(o.fields["fail_next"].val, o.at("fail_next"), "method", "path", "query", "headers", "body", "body_format"); ok {
+		if fo, ok := d.child(o, "fail_next"); ok {
 			r := &HookRequest{}
 			d.request(fo, &r.req, "POST")
 			r.Method, r.Path = r.req.method, srcOf(r.req.path)
@@ -69,7 +69,7 @@ func (d *decoder) hooks(top *object) *Hooks {
 		}
 	}
 	if o.has("slow") {
-		if so, ok := d.object(o.fields["slow"].val, o.at("slow"), "headers"); ok {
+		if so, ok := d.child(o, "slow"); ok {
 			s := &SlowHook{}
 			var declared int
 			s.headers, declared = d.tmplHeaders(so, hookFields)

@@ -26,13 +26,13 @@ var holdFields = []string{"Tenant"}
 
 // holdHook decodes hooks.hold_publish: hold and held required, release optional.
 func (d *decoder) holdHook(o *object) *HoldHook {
-	ho, ok := d.object(o.fields["hold_publish"].val, o.at("hold_publish"), "hold", "held", "release")
+	ho, ok := d.child(o, "hold_publish")
 	if !ok {
 		return nil
 	}
 	h := &HoldHook{}
 	request := func(name, method string) *HookRequest {
-		ro, ok := d.object(ho.fields[name].val, ho.at(name), "method", "path", "query", "headers", "body", "body_format")
+		ro, ok := d.child(ho, name)
 		if !ok {
 			return nil
 		}

@@ -19,9 +19,6 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-var topFields = []string{"name", "instances", "shared_store", "tls", "toxiproxy", "operations", "tenants",
-	"profile", "retention", "lock_timeout", "lifecycle", "downstream", "storage", "cleanup", "secrets", "hooks", "auth", "unknown_credentials", "consumers", "clients", "load_limits"}
-
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // Parse decodes a target file's contents. name is used in problems and to resolve relative paths;
@@ -113,7 +110,7 @@ func lineText(data []byte, line int) string {
 // target decodes the top-level mapping.
 func (d *decoder) target(n ast.Node) *Target {
 	t := &Target{SharedStore: true}
-	top, ok := d.object(n, "", topFields...)
+	top, ok := d.object(n, "", ".")
 	if !ok {
 		return t
 	}
@@ -187,7 +184,7 @@ func (d *decoder) instances(top *object) []Instance {
 		path := fmt.Sprintf("instances[%d]", i)
 		var raw string
 		if _, isMap := d.resolve(n).(*ast.MappingNode); isMap {
-			o, ok := d.object(n, path, "url")
+			o, ok := d.object(n, path, "instances[]")
 			if !ok {
 				continue
 			}
@@ -258,7 +255,7 @@ func (d *decoder) needInstances(top *object, t *Target) {
 
 // tls decodes the tls options and loads the CA file.
 func (d *decoder) tls(top *object, t *Target) {
-	o, ok := d.object(top.fields["tls"].val, "tls", "ca_file", "insecure_skip_verify")
+	o, ok := d.child(top, "tls")
 	if !ok {
 		return
 	}
@@ -295,7 +292,7 @@ func (d *decoder) tenants(top *object) []*Tenant {
 	var out []*Tenant
 	seen := map[string]int{}
 	for i, n := range nodes {
-		o, ok := d.object(n, fmt.Sprintf("tenants[%d]", i), "name", "headers", "identity", "credentials", "secrets")
+		o, ok := d.object(n, fmt.Sprintf("tenants[%d]", i), "tenants[]")
 		if !ok {
 			continue
 		}
@@ -365,7 +362,7 @@ func (d *decoder) lifecycle(top *object) *Lifecycle {
 	if !top.has("lifecycle") {
 		return nil
 	}
-	o, ok := d.object(top.fields["lifecycle"].val, "lifecycle", "command", "env", "dir", "ready", "durable", "replicas")
+	o, ok := d.child(top, "lifecycle")
 	if !ok {
 		return nil
 	}
@@ -416,7 +413,7 @@ func (d *decoder) ready(o *object) *Ready {
 	if !o.has("ready") {
 		return nil
 	}
-	ro, ok := d.object(o.fields["ready"].val, o.at("ready"), "path", "timeout", "broker_consumers", "log")
+	ro, ok := d.child(o, "ready")
 	if !ok {
 		return nil
 	}
@@ -530,7 +527,7 @@ func (d *decoder) downstream(top *object, l *Lifecycle) *Downstream {
 	if !top.has("downstream") {
 		return nil
 	}
-	o, ok := d.object(top.fields["downstream"].val, "downstream", "enabled", "listen", "key_header")
+	o, ok := d.child(top, "downstream")
 	if !ok {
 		return nil
 	}
@@ -556,7 +553,7 @@ func (d *decoder) storage(top *object, l *Lifecycle) *Storage {
 	if !top.has("storage") {
 		return nil
 	}
-	o, ok := d.object(top.fields["storage"].val, "storage", "address", "listen")
+	o, ok := d.child(top, "storage")
 	if !ok {
 		return nil
 	}

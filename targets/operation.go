@@ -124,10 +124,6 @@ type request struct {
 	format  BodyFormat
 }
 
-var opFields = []string{"name", "method", "path", "headers", "body_format", "body", "variant_body", "key", "observer",
-	"fingerprint_ignore", "publishes",
-	"async", "resource"}
-
 // operations decodes the operation list.
 func (d *decoder) operations(top *object, t *Target) []*Operation {
 	nodes, ok := d.list(top, "operations")
@@ -143,7 +139,7 @@ func (d *decoder) operations(top *object, t *Target) []*Operation {
 	var out []*Operation
 	seen := map[string]int{}
 	for i, n := range nodes {
-		o, ok := d.object(n, fmt.Sprintf("operations[%d]", i), opFields...)
+		o, ok := d.object(n, fmt.Sprintf("operations[%d]", i), "operations[]")
 		if !ok {
 			continue
 		}
@@ -308,7 +304,7 @@ func sameContent(a, b *tmpl, format BodyFormat) (bool, error) {
 // key decodes an operation's key spec.
 func (d *decoder) key(o *object, op *Operation, p Profile) KeySpec {
 	k := KeySpec{In: KeyInHeader}
-	ko, ok := d.object(o.fields["key"].val, o.at("key"), "in", "name", "form", "format")
+	ko, ok := d.child(o, "key")
 	if !ok {
 		ko = &object{path: o.at("key"), fields: map[string]field{}}
 	}
@@ -390,11 +386,7 @@ type BulkVars struct{ Prefix string }
 
 // observerAt decodes the observer in field name of o, whose templates may use fields.
 func (d *decoder) observerAt(o *object, name string, fields []string) *Observer {
-	known := []string{"http", "sql", "per_tenant"}
-	if name == "observer" {
-		known = append(known, "bulk")
-	}
-	oo, ok := d.object(o.fields[name].val, o.at(name), known...)
+	oo, ok := d.child(o, name)
 	if !ok {
 		return nil
 	}
@@ -426,7 +418,7 @@ func (d *decoder) observerAt(o *object, name string, fields []string) *Observer 
 // httpObserver decodes an HTTP request that reads one number (method, default GET, path,
 // query, headers, jsonpath) in field name of o; hint follows a missing jsonpath's problem.
 func (d *decoder) httpObserver(o *object, name string, fields []string, hint string) *HTTPObserver {
-	ho, ok := d.object(o.fields[name].val, o.at(name), "method", "path", "query", "headers", "jsonpath")
+	ho, ok := d.child(o, name)
 	if !ok {
 		return nil
 	}

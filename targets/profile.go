@@ -200,13 +200,6 @@ func Profiles(base string) (Profile, bool) {
 	return p, true
 }
 
-var profileFields = []string{"base", "mismatch_status", "in_flight", "in_flight_status", "missing_key_status",
-	"empty_key_status", "long_key_status", "max_key_length", "key_forms", "replay_header", "error_policy", "expired",
-	"expired_status", "ignore",
-	"replay_returns",
-	// profile_scope.go
-	"operation_scope", "operation_reuse_status"}
-
 // profile decodes the profile field: a base name, or a mapping with base and overrides.
 func (d *decoder) profile(top *object) Profile {
 	p, _ := Profiles("ietf")
@@ -224,7 +217,7 @@ func (d *decoder) profile(top *object) Profile {
 		}
 		return p
 	}
-	o, _ := d.object(n, "profile", profileFields...)
+	o, _ := d.object(n, "profile", "profile")
 	if base, ok := d.str(o, "base"); ok {
 		if bp, known := Profiles(strings.TrimSpace(base)); known {
 			p = bp
@@ -353,7 +346,7 @@ func (d *decoder) ignore(o *object, ig *Ignore) {
 	if !o.has("ignore") {
 		return
 	}
-	io, ok := d.object(o.fields["ignore"].val, o.at("ignore"), "json_paths", "headers")
+	io, ok := d.child(o, "ignore")
 	if !ok {
 		return
 	}

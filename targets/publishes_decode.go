@@ -8,9 +8,6 @@ import (
 	"github.com/theory/jsonpath"
 )
 
-// publishFields are the fields of one publishes entry.
-var publishFields = []string{"name", "amqp", "nats", "webhook", "id", "ref", "record", "within", "outage", "grace", "ignore"}
-
 // publishes decodes an operation's publishes block: the events the operation publishes.
 func (d *decoder) publishes(o *object, op *Operation) []*Publish {
 	nodes, ok := d.list(o, "publishes")
@@ -20,7 +17,7 @@ func (d *decoder) publishes(o *object, op *Operation) []*Publish {
 	var out []*Publish
 	seen := map[string]int{}
 	for i, n := range nodes {
-		po, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("publishes"), i), publishFields...)
+		po, ok := d.object(n, fmt.Sprintf("%s[%d]", o.at("publishes"), i), o.sub("publishes")+"[]")
 		if !ok {
 			continue
 		}
@@ -75,7 +72,7 @@ func (d *decoder) publishTransport(po *object, p *Publish) {
 
 // eventReceiver decodes a publishes entry's webhook block: where the harness receives it.
 func (d *decoder) eventReceiver(po *object) *EventReceiver {
-	wo, ok := d.object(po.fields["webhook"].val, po.at("webhook"), "listen", "path")
+	wo, ok := d.child(po, "webhook")
 	if !ok {
 		return nil
 	}
@@ -96,7 +93,7 @@ func (d *decoder) publishID(po *object, p *Publish) {
 		d.ps.add(po.line, po.at("id"), "missing required field (where the event id travels, what consumers deduplicate on: {jsonpath: $.id}, {header: NAME} or {message_id: true})")
 		return
 	}
-	io, ok := d.object(po.fields["id"].val, po.at("id"), "jsonpath", "header", "message_id")
+	io, ok := d.child(po, "id")
 	if !ok {
 		return
 	}
@@ -145,7 +142,7 @@ func (d *decoder) publishTie(po *object, p *Publish, op *Operation) {
 		d.ps.add(po.lineOf("record"), po.at("record"), "ties the event to its operation like ref does: declare one of ref and record")
 		return
 	case po.has("ref"):
-		ro, ok := d.object(po.fields["ref"].val, po.at("ref"), "jsonpath")
+		ro, ok := d.child(po, "ref")
 		if !ok {
 			return
 		}
@@ -158,7 +155,7 @@ func (d *decoder) publishTie(po *object, p *Publish, op *Operation) {
 			d.ps.add(po.lineOf("ref"), po.at("ref"), "the operation sends no {{.Ref}} (in its path, query, headers or body): an event cannot carry it")
 		}
 	case po.has("record"):
-		ro, ok := d.object(po.fields["record"].val, po.at("record"), "jsonpath", "answer")
+		ro, ok := d.child(po, "record")
 		if !ok {
 			return
 		}

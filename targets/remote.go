@@ -46,7 +46,7 @@ func (d *decoder) loadLimits(top *object) *LoadLimits {
 	if !top.has("load_limits") {
 		return nil
 	}
-	o, ok := d.object(top.fields["load_limits"].val, "load_limits", "max_rate", "max_duration")
+	o, ok := d.child(top, "load_limits")
 	if !ok {
 		return nil
 	}

@@ -4,6 +4,10 @@
 //
 // # The target file
 //
+// Every field, with its default and an example, is in docs/target-file.md; the fields each object
+// accepts are one registry (fields.go), which the loader checks a file against and a test checks
+// that page against. In short:
+//
 // Keys are snake_case. Unknown fields and unknown placeholders are errors. Every scalar may use
 // ${NAME} or ${NAME:-default} (default also used when NAME is empty); an unset ${NAME} without a
 // default is an error naming NAME; $${ is a literal ${. Values marked (template) are Go

@@ -115,12 +115,17 @@ type field struct {
 	val  ast.Node
 }
 
-// object is a decoded YAML mapping whose keys were checked against the known field names.
+// object is a decoded YAML mapping whose keys were checked against the fields its object of the
+// registry accepts (fields.go).
 type object struct {
 	path   string
+	schema string // the object's name in the registry of fields
 	line   int
 	fields map[string]field
 }
+
+// sub names, in the registry of fields, the object in the named field.
+func (o *object) sub(name string) string { return subObject(o.schema, name) }
 
 // at returns the dotted path of the named field.
 func (o *object) at(name string) string {
@@ -170,10 +175,12 @@ func (d *decoder) mappingEntries(m *ast.MappingNode, path string, depth int) (en
 	return append(own, merged...), len(own)
 }
 
-// object decodes n as a mapping with the given known keys. Unknown and duplicate keys are problems.
+// object decodes n, at path in the file, as a mapping of the object named schema in the registry
+// of fields (fields.go), which says the keys it accepts. Unknown and duplicate keys are problems.
 // A null or absent node yields an empty object. ok is false when n is not a mapping.
-func (d *decoder) object(n ast.Node, path string, known ...string) (*object, bool) {
-	o := &object{path: path, line: lineOf(n), fields: map[string]field{}}
+func (d *decoder) object(n ast.Node, path, schema string) (*object, bool) {
+	known := fieldsOf(schema)
+	o := &object{path: path, schema: schema, line: lineOf(n), fields: map[string]field{}}
 	rn := d.resolve(n)
 	if rn == nil {
 		return o, true
@@ -209,6 +216,11 @@ func (d *decoder) object(n ast.Node, path string, known ...string) (*object, boo
 		o.fields[key] = field{line: kl, val: d.resolve(mv.Value)}
 	}
 	return o, true
+}
+
+// child decodes the object in the named field of o (see object).
+func (d *decoder) child(o *object, name string) (*object, bool) {
+	return d.object(o.fields[name].val, o.at(name), o.sub(name))
 }
 
 // scalar returns the text of a scalar node with ${NAME} expanded. ok is false (and a problem was

@@ -18,14 +18,15 @@ import (
 // downstream key.
 //
 // Catches: stuck-lock (the claim of a dead process is never taken over), fresh-downstream-key
-// (the retry reaches the provider with a new key: a second charge).
+// (the retry reaches the provider with a new key: a second charge), async-lost-on-crash (an
+// asynchronous operation's job kept in memory: pending forever after the kill).
 func init() {
 	p := &Property{
 		Name: "crash-after-claim",
 		Must: `After the target is SIGKILLed between claiming a key and writing its result and restarted,
 a retry with the same key MUST complete within the lock timeout plus a margin, with exactly one
 record and one downstream effect (the same downstream key on every attempt).`,
-		Catches: []string{"stuck-lock", "fresh-downstream-key"},
+		Catches: []string{"stuck-lock", "fresh-downstream-key", "async-lost-on-crash"},
 		Needs:   []string{"lifecycle (durable: true)", "downstream", "lock_timeout"},
 		Labels:  []string{"fault:process", "fault:downstream"},
 		Covers:  "the first operation with an observer",

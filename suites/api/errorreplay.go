@@ -19,7 +19,8 @@ import (
 //
 // Catches: no-error-cache (a 5xx is not stored: the retry calls the provider again),
 // stuck-after-error (the key stays in flight for ever), error-replay-differs (the replayed
-// error is not the original one).
+// error is not the original one), error-record-after-answer (the error stored after it was
+// answered: a retry at once is told the key is in flight).
 func init() {
 	p := &Property{
 		Name: "error-replay",
@@ -27,7 +28,7 @@ func init() {
 it fail), the retry with the same key MUST follow the declared error policy: replay returns the stored
 error as it was first sent, without a second downstream call; retry executes again and ends with one
 record and one downstream effect. The key MUST NOT stay in flight past the lock timeout.`,
-		Catches: []string{"no-error-cache", "stuck-after-error", "error-replay-differs"},
+		Catches: []string{"no-error-cache", "stuck-after-error", "error-replay-differs", "error-record-after-answer"},
 		Needs:   []string{"downstream or hooks.fail_next", "profile.error_policy"},
 		Labels:  []string{"fault:downstream"},
 		Covers:  "the first operation",

@@ -15,14 +15,16 @@ import (
 // leave exactly one business record.
 //
 // Catches: replay-reexecutes (the replay path writes the record again: responses look
-// perfect, the store has N rows) and lost-write (201 without a record).
+// perfect, the store has N rows) and lost-write (201 without a record); on an asynchronous
+// API, async-retry-new-job (a replay enqueues a second job) and async-new-reference (a replay
+// gets an operation of its own).
 func init() {
 	p := &Property{
 		Name: "replay",
 		Must: `Sending the same request with the same key N times in sequence MUST return the first
 answer every time (status and body, volatile fields ignored), carry the profile's replay header on
 every replay, and leave exactly one business record.`,
-		Catches: []string{"replay-reexecutes", "lost-write"},
+		Catches: []string{"replay-reexecutes", "lost-write", "async-retry-new-job", "async-new-reference"},
 		Needs:   []string{"operations", "operations[].observer (for the record count)"},
 	}
 	p.Specs = func(e *Env) []*Spec {

@@ -30,7 +30,7 @@ promised: the specs are skipped, with how many times the operation took effect.`
 		Needs: []string{"consumers[].event.operation or event.operations (where an event names its business operation)",
 			"consumers[].effects asked with {{.Operation}}", "consumers[].operation_dedupe: true (otherwise skipped, with the counts)"},
 		Transports: []targets.Transport{targets.TransportWebhook, targets.TransportAMQP, targets.TransportNATS},
-		SpecLabels: []string{"fault:downstream"}, // the release together, on the sink path
+		SpecLabels: []string{"fault:downstream"}, // the pair released together, held at the sink where one is declared
 	}
 	p.Specs = func(e *Env) []*Spec {
 		return p.ConsumerSpecsEach(e, func(c *targets.Consumer) []*Spec {

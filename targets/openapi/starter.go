@@ -81,7 +81,7 @@ profile:
 #   fail_next: {method: POST, path: /_test/fail}   # makes the next attempt fail
 #   slow: {headers: {X-Test-Delay: "{{.Ms}}"}}      # makes one attempt take {{.Ms}} ms
 
-# Event consumers under test (webhooks, queues): see the README's "Consumers" section.
+# Event consumers under test (webhooks, queues): see docs/consumers.md; every field: docs/target-file.md.
 # consumers:
 #   - name: webhooks
 #     path: /webhooks
