@@ -130,8 +130,9 @@ func wantFaultsPaired(t *testing.T, run *reports.Run, filter string) {
 	if (all || strings.Contains(filter, "event-after-crash")) && (kinds["kill"] < 6 || kinds["hold-publish"] != 1) {
 		t.Errorf("event-after-crash injected %d kills and %d holds, want at least 6 and 1", kinds["kill"], kinds["hold-publish"])
 	}
-	if (all || strings.Contains(filter, "event-under-broker-outage")) && (kinds["cut-broker-link"] != 1 || kinds["lose-confirm"] != 1) {
-		t.Errorf("event-under-broker-outage injected %d cuts and %d lost confirms, want 1 and 1", kinds["cut-broker-link"], kinds["lose-confirm"])
+	// A lost confirm that exercised nothing is tried once more.
+	if (all || strings.Contains(filter, "event-under-broker-outage")) && (kinds["cut-broker-link"] != 1 || kinds["lose-confirm"] < 1 || kinds["lose-confirm"] > 2) {
+		t.Errorf("event-under-broker-outage injected %d cuts and %d lost confirms, want 1 and 1 or 2", kinds["cut-broker-link"], kinds["lose-confirm"])
 	}
 }
 
