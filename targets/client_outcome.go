@@ -94,7 +94,6 @@ var ExitCodes = ClientOutcome{OK: exitReport(0), Failed: exitReport(1), Pending:
 // exitReport is an entry declared by its exit code alone.
 func exitReport(code int) ClientReport { return ClientReport{ExitCode: &code} }
 
-
 // clientOutcome decodes how a client reports each outcome: clients[].outcome, and
 // clients[].failure as the spelling of its failed entry (not both).
 func (d *decoder) clientOutcome(o *object) ClientOutcome {
