@@ -467,7 +467,7 @@ func sampleFor(known []string) any {
 
 func suggestPlaceholder(s string, known []string) string {
 	for _, k := range known {
-		if strings.EqualFold(k, s) || editDistance(strings.ToLower(s), strings.ToLower(k)) <= 2 {
+		if strings.EqualFold(k, s) || EditDistance(strings.ToLower(s), strings.ToLower(k)) <= 2 {
 			return fmt.Sprintf("; did you mean {{.%s}}?", k)
 		}
 	}

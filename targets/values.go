@@ -125,7 +125,7 @@ func validEnvName(s string) bool {
 func suggest(key string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
-		if dist := editDistance(strings.ToLower(key), k); dist < bestDist {
+		if dist := EditDistance(strings.ToLower(key), k); dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}
@@ -135,7 +135,9 @@ func suggest(key string, known []string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, in bytes: what every "did you mean"
+// (the loader's, the CLI's) measures.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retrysafe/retrysafe/targets"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -24,9 +25,9 @@ func nearest(name string, known []string, n int, near bool) []string {
 	var cs []cand
 	for _, k := range known {
 		lk := strings.ToLower(k)
-		d := levenshtein(name, lk)
+		d := targets.EditDistance(name, lk)
 		if len(lk) > len(name) && len(name) >= 3 {
-			d = min(d, levenshtein(name, lk[:len(name)])+1)
+			d = min(d, targets.EditDistance(name, lk[:len(name)])+1)
 		}
 		if !near || d <= max(2, len(name)/3) {
 			cs = append(cs, cand{k, d})
@@ -38,27 +39,6 @@ func nearest(name string, known []string, n int, near bool) []string {
 		out = append(out, c.s)
 	}
 	return out
-}
-
-// levenshtein is the edit distance of a and b, in bytes.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // unknownFlag matches pflag's message for a flag a command does not have.
