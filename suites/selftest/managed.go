@@ -88,6 +88,29 @@ func (st *stores) managedTarget(sp *space, m reference.Mutant) (*targets.Target,
 	return t, nil
 }
 
+// varsThenEnv looks a ${NAME} of an embedded target file up in vars, then in the environment.
+func varsThenEnv(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if v, ok := vars[name]; ok {
+			return v, true
+		}
+		return os.LookupEnv(name)
+	}
+}
+
+// parseOwning parses an embedded target file (its ${NAME}s from vars, then the environment) and
+// makes the target own reserved, the ports its processes listen on: they stay its own across
+// kills and restarts until it closes, or are released now when the file does not parse.
+func parseOwning(name string, doc []byte, vars map[string]string, reserved *ports.Reservation) (*targets.Target, error) {
+	t, err := targets.Parse(name, doc, varsThenEnv(vars))
+	if err != nil {
+		reserved.Close()
+		return nil, err
+	}
+	t.Own(reserved)
+	return t, nil
+}
+
 // proxiedDSN rewrites a URL-form DSN (postgres://user@host:port/db?..., redis://host:port/0)
 // so that its host:port is the storage proxy's ({{.Storage}}), and returns the address the
 // proxy forwards to (with defaultPort when the URL names none).

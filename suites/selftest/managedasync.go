@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -66,18 +65,7 @@ func ManagedAsync(as AsyncSpec) (*targets.Target, error) {
 		"RETRYSAFE_LOCK_TIMEOUT": cmp.Or(as.LockTimeout, reference.DefaultLockTimeout).String(),
 		"RETRYSAFE_ASYNC_SETTLE": cmp.Or(as.Settle, asyncSettle).String(),
 	}
-	t, err := targets.Parse("reference-async.yaml (embedded)", examples.ReferenceAsync, func(name string) (string, bool) {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-		return os.LookupEnv(name)
-	})
-	if err != nil {
-		reserved.Close()
-		return nil, err
-	}
-	t.Own(reserved)
-	return t, nil
+	return parseOwning("reference-async.yaml (embedded)", examples.ReferenceAsync, vars, reserved)
 }
 
 // runAsync starts the asynchronous reference API (store, mutant) and runs the selected

@@ -3,7 +3,6 @@ package selftest
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -89,12 +88,7 @@ func ManagedChain(cs ChainSpec) (*targets.Target, error) {
 		return nil, fmt.Errorf("the consumer: %w", err)
 	}
 	vars := map[string]string{"RETRYSAFE_BIN": cs.Binary, "RETRYSAFE_MUTANT": cmp.Or(cs.ClientMutant, "none")}
-	client, err := targets.Parse("chain-client-managed.yaml (embedded)", examples.ChainClientManaged, func(name string) (string, bool) {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-		return os.LookupEnv(name)
-	})
+	client, err := targets.Parse("chain-client-managed.yaml (embedded)", examples.ChainClientManaged, varsThenEnv(vars))
 	if err != nil {
 		api.Close()
 		cons.Close()

@@ -1,8 +1,6 @@
 package selftest
 
 import (
-	"os"
-
 	"github.com/retrysafe/retrysafe/targets"
 	"github.com/retrysafe/retrysafe/targets/examples"
 )
@@ -15,10 +13,5 @@ func ManagedClient(binary, mutant string) (*targets.Target, error) {
 		mutant = "none"
 	}
 	vars := map[string]string{"RETRYSAFE_BIN": binary, "RETRYSAFE_MUTANT": mutant}
-	return targets.Parse("client-managed.yaml (embedded)", examples.ClientManaged, func(name string) (string, bool) {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-		return os.LookupEnv(name)
-	})
+	return targets.Parse("client-managed.yaml (embedded)", examples.ClientManaged, varsThenEnv(vars))
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"time"
 
@@ -102,18 +101,7 @@ func ManagedConsumer(cs ConsumerSpec) (*targets.Target, error) {
 		vars["RETRYSAFE_CREATE_DURABLE"], vars["RETRYSAFE_ACK_WAIT"] = "false", consumer.LongAckWait.String()
 		name = "consumer-nats-nosink-managed.yaml (embedded, AckWait " + consumer.LongAckWait.String() + ")"
 	}
-	t, err := targets.Parse(name, doc, func(name string) (string, bool) {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-		return os.LookupEnv(name)
-	})
-	if err != nil {
-		reserved.Close()
-		return nil, err
-	}
-	t.Own(reserved) // the instances' ports stay theirs until the target closes
-	return t, nil
+	return parseOwning(name, doc, vars, reserved)
 }
 
 // newWebhookSecret is a fresh Standard Webhooks secret: whsec_ and 24 random bytes in base64.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -94,18 +93,7 @@ func ManagedEvents(es EventsSpec) (*targets.Target, error) {
 		"RETRYSAFE_EVENTS_SIGNING": cmp.Or(es.Signing, "none"), "RETRYSAFE_WEBHOOK_SECRET": es.Secret,
 		"RETRYSAFE_EVENTS_CHANNEL_PER_PUBLISH": fmt.Sprint(es.ChannelPerPublish),
 	}
-	t, err := targets.Parse("reference-events-"+es.Transport+".yaml (embedded)", doc, func(name string) (string, bool) {
-		if v, ok := vars[name]; ok {
-			return v, true
-		}
-		return os.LookupEnv(name)
-	})
-	if err != nil {
-		reserved.Close()
-		return nil, err
-	}
-	t.Own(reserved)
-	return t, nil
+	return parseOwning("reference-events-"+es.Transport+".yaml (embedded)", doc, vars, reserved)
 }
 
 // runEvents starts the reference API with events (transport, store, mutant) and runs the
