@@ -2,10 +2,12 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -60,8 +62,39 @@ func replicas(t *targets.Target) int {
 	return max(t.Lifecycle.Replicas, 1)
 }
 
-// Start starts instance i (again) on its address and waits until it is ready.
+// Start starts instance i (again) on its address and waits until it is ready. A process
+// without a declared instance gets a free address on each start; since another program of the
+// machine may take that port before the process binds it, a start that ends with the process
+// exiting on a port in use is tried again on another (twice at most).
 func (c *Cluster) Start(ctx context.Context, i int) error {
+	for try := 1; ; try++ {
+		err := c.start(ctx, i)
+		if err == nil || i < len(c.t.Instances) || try == 3 || !portInUse(err) {
+			return err
+		}
+	}
+}
+
+// portInUse reports whether err is a process's exit before it was ready on a port in use (the
+// words of Go, Python, Java and Node.js).
+func portInUse(err error) bool {
+	var early *exitedEarly
+	if !errors.As(err, &early) {
+		return false
+	}
+	out := strings.ToLower(early.output)
+	return strings.Contains(out, "address already in use") || strings.Contains(out, "eaddrinuse")
+}
+
+// exitedEarly is a process's exit before it was ready, with what it printed.
+type exitedEarly struct{ name, output string }
+
+func (e *exitedEarly) Error() string {
+	return fmt.Sprintf("%s exited before it was ready: %s", e.name, e.output)
+}
+
+// start starts instance i once.
+func (c *Cluster) start(ctx context.Context, i int) error {
 	vars := c.vars
 	if i < len(c.t.Instances) {
 		vars.Addr = c.t.Instances[i].Addr()
@@ -114,7 +147,7 @@ func (c *Cluster) waitReady(ctx context.Context, i int, p *Process) error {
 		}
 		select {
 		case <-p.Done():
-			return fmt.Errorf("%s exited before it was ready: %s", p.Name, p.Output())
+			return &exitedEarly{name: p.Name, output: p.Output()}
 		case <-p.Ready():
 			return nil
 		case <-ctx.Done():

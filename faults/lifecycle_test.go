@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -197,5 +198,49 @@ lifecycle: {command: [/bin/sh, -c, "echo boom; exit 3"], ready: {path: /healthz,
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("an exited process was waited for %v", time.Since(start))
+	}
+}
+
+// A process without a declared instance gets a free address on each start; one that exits
+// because another program took that port first is started again on another, and one that exits
+// for any other reason is not.
+func TestStartRetriesAPortTaken(t *testing.T) {
+	for _, tc := range []struct {
+		name, says string
+		starts     int
+		ok         bool
+	}{
+		{"a port taken", "listen tcp {{.Addr}}: bind: address already in use", 2, true},
+		{"another failure", "boom", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := filepath.Join(t.TempDir(), "starts")
+			script := fmt.Sprintf(`echo x >> %s; if [ "$(wc -l < %s)" -eq 1 ]; then echo "%s"; exit 1; fi; echo consuming; sleep 30`,
+				count, count, tc.says)
+			doc := `consumers:
+  - name: q
+    transport: amqp
+    amqp: {url: "amqp://guest:guest@127.0.0.1:5672/", queue: q}
+    event: {body: '{"object": "{{.Object}}", "version": {{.Version}}}'}
+    effects: {sql: {driver: sqlite, dsn: /tmp/effects.db, query: "SELECT count(*) FROM effects WHERE event = '{{.EventID}}'"}}
+lifecycle:
+  command: [/bin/sh, -c, '` + script + `']
+  ready: {log: "consuming", timeout: 10s}
+`
+			tg, err := targets.Parse("q.yaml", []byte(doc), func(string) (string, bool) { return "", false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var procs Processes
+			defer procs.StopAll(time.Second)
+			_, err = StartCluster(context.Background(), tg, &procs, targets.LifecycleVars{}, nil)
+			if (err == nil) != tc.ok {
+				t.Fatalf("StartCluster error = %v, want success %v", err, tc.ok)
+			}
+			b, _ := os.ReadFile(count)
+			if got := strings.Count(string(b), "x"); got != tc.starts {
+				t.Errorf("started %d times, want %d", got, tc.starts)
+			}
+		})
 	}
 }

@@ -16,29 +16,37 @@ import (
 // it inside its own verdict (specs run on their own, so no scenario relies on another).
 
 // isResend reports whether attempt n of op is a re-send by the client's transport: it came
-// sooner than window (resendWindow) after the previous attempt's connection closed without an
-// answer (not counting the time the harness saw its own process stalled meanwhile: a loaded
-// machine delays a re-send, and a re-send taken for a retry would be counted against
-// max_attempts), in the same start of the client, with the same key and an equal body (what Go's
-// net/http does with a request that carries an Idempotency-Key and a rewindable body on a reused
-// connection).
-func isResend(op ClientOp, n int, window time.Duration) bool {
+// sooner than window after the previous attempt's connection closed without an answer (longer
+// when that connection had carried an earlier request: resendWindow), not counting the time the
+// harness saw its own process stalled meanwhile (a loaded machine delays a re-send, and a re-send
+// taken for a retry would be counted against max_attempts), in the same start of the client,
+// with the same key and an equal body (what Go's net/http does with a request that carries an
+// Idempotency-Key and a rewindable body on a reused connection).
+func isResend(op ClientOp, n int, p targets.RetryPolicy) bool {
 	if n == 0 || n >= len(op.Attempts) {
 		return false
 	}
 	prev, a := op.Attempts[n-1], op.Attempts[n]
-	return closed(prev) && a.Life == prev.Life && a.Start.Sub(prev.Answered)-op.stall(n) < window &&
+	return closed(prev) && a.Life == prev.Life && a.Start.Sub(prev.Answered)-op.stall(n) < resendWindow(p, prev) &&
 		a.Key == prev.Key && (op.Def == nil || bodyDiff(op.Def, prev.ReqBody, a.ReqBody) == nil)
 }
 
-// resendWindow is how soon after a closed connection an attempt may be a transport's re-send
-// rather than a retry the client timed: under 10 ms (hammering), or sooner than the declared
-// backoff lets any retry come (its first envelope's lower bound, less the early slack): a race
-// detector or a loaded runner delays a re-send past 10 ms, and a retry the policy times cannot
-// come that early anyway.
-func resendWindow(p targets.RetryPolicy) time.Duration {
+// reusedResend is how soon after the close of a connection that had carried an earlier request
+// (the only close after which net/http re-sends on its own) a re-send may come: the re-send
+// itself is immediate, but a race detector or a loaded runner delays it by tens of milliseconds.
+const reusedResend = 50 * time.Millisecond
+
+// resendWindow is how soon after prev's connection closed an attempt may be a transport's
+// re-send rather than a retry the client timed: under 10 ms (hammering), or sooner than the
+// declared backoff lets any retry come (its first envelope's lower bound, less the early slack),
+// or, after a connection that had carried an earlier request, under reusedResend.
+func resendWindow(p targets.RetryPolicy, prev history.Attempt) time.Duration {
 	lo, _ := p.Backoff.Envelope(1)
-	return max(hammering, lo-backoffSlack)
+	w := max(hammering, lo-backoffSlack)
+	if prev.Reused {
+		w = max(w, reusedResend)
+	}
+	return w
 }
 
 // closed reports whether an attempt's connection was closed without an answer, after processing
@@ -52,9 +60,8 @@ func closed(a history.Attempt) bool { return a.Answer == AnswerDrop || a.Answer 
 func (op ClientOp) asSent(p targets.RetryPolicy) (out ClientOp, resends int) {
 	out = op
 	resent := make([]bool, len(op.Attempts)) // the attempts a re-send stands for
-	window := resendWindow(p)
 	for n := 1; n < len(op.Attempts) && resends < p.TransportResends; n++ {
-		if isResend(op, n, window) {
+		if isResend(op, n, p) {
 			resent[n-1] = true
 			resends++
 		}

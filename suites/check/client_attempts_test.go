@@ -79,6 +79,19 @@ func TestEveryAttemptBounded(t *testing.T) {
 		{"the same undeclared is a retry 14 ms early", slowResend, linear(0), reports.Fail, []string{"no-backoff seqs=2,3"}, "outside the declared backoff's [50ms, 50ms]"},
 	}
 	runPolicyCases(t, floor, Backoff)
+
+	// After the close of a connection that had carried an earlier request (the only close after
+	// which net/http re-sends on its own), a re-send delayed 40 ms by a loaded runner is still one.
+	late40 := []history.Attempt{try(1, "r-1", "k1", "503", 0, 1), try(2, "r-1", "k1", AnswerDrop, 300, 301),
+		try(3, "r-1", "k1", "503", 341, 342), try(4, "r-1", "k1", "503", 900, 901), try(5, "r-1", "k1", "503", 1900, 1901)}
+	onReused := append([]history.Attempt(nil), late40...)
+	onReused[1].Reused = true
+	reused := []policyCase{
+		{"a re-send 40 ms after a reused connection closed", reportedRun(def, onReused...), fourAttempts(1), reports.Pass, nil, ""},
+		{"40 ms after a fresh connection closed is a retry", reportedRun(def, late40...), fourAttempts(1), reports.Fail,
+			[]string{"unbounded-retries seqs=1,5"}, "attempted 5 times, past the 4"},
+	}
+	runPolicyCases(t, reused, Bounded)
 }
 
 func TestBareError(t *testing.T) {

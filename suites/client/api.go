@@ -128,7 +128,8 @@ func newAPI(c *targets.Client, p targets.RetryPolicy, hist *history.History, pla
 		ln: ln, url: "http://" + ln.Addr().String()}
 	a.life.Store(1)
 	// HTTP/1.1 only: a dropped answer is a hijacked connection closed.
-	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	a.srv = &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ConnContext: countRequests}
 	if ca != nil {
 		a.srv.TLSConfig = ca.serverConfig()
 		a.url = "https://" + ln.Addr().String()
@@ -221,7 +222,7 @@ func (a *api) store(key string, s stored) {
 // ServeHTTP answers one attempt as the scenario planned and records it.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	at := history.Attempt{Method: r.Method, URL: r.URL.RequestURI(), ReqHeader: r.Header.Clone(), Start: time.Now(),
-		Life: int(a.life.Load()), Outcome: history.OK}
+		Life: int(a.life.Load()), Outcome: history.OK, Reused: connRequests(r) > 1}
 	e := errorAnswer{n: a.requests.Add(1)}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	at.ReqBody = body
@@ -390,4 +391,21 @@ func (a *api) history() []history.Attempt {
 	}
 	slices.SortStableFunc(out, func(x, y history.Attempt) int { return x.Start.Compare(y.Start) })
 	return out
+}
+
+// connCount is the context key of a connection's request counter.
+type connCount struct{}
+
+// countRequests gives each connection a counter of the requests it carried (connRequests).
+func countRequests(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connCount{}, new(atomic.Int64))
+}
+
+// connRequests counts r on its connection and returns how many requests the connection has
+// carried, r included (0 when the server counts none).
+func connRequests(r *http.Request) int64 {
+	if n, ok := r.Context().Value(connCount{}).(*atomic.Int64); ok {
+		return n.Add(1)
+	}
+	return 0
 }

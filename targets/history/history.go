@@ -87,6 +87,9 @@ type Attempt struct {
 	// Life is which start of the client process sent it: 1, then 2 after a restart (0: not a
 	// client's attempt).
 	Life int
+	// Reused says the attempt came on a connection that had carried an earlier request: only
+	// such a connection's close makes a transport (Go's net/http) re-send a request on its own.
+	Reused bool
 
 	// The asynchronous side (an operation's async block, profile.replay_returns), set by the
 	// History's annotator (SetAnnotator) before the attempt is stored.
