@@ -108,7 +108,11 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 	if len(rows) == 0 {
 		return rows
 	}
-	room := max(minReasonWidth, width-columnStart(rows, len(rows[0])-1))
+	start := 0 // where WriteAligned starts the last column
+	for _, w := range columnWidths(rows)[:len(rows[0])-1] {
+		start += w + 2
+	}
+	room := max(minReasonWidth, width-start)
 	var out [][]string
 	for _, row := range rows {
 		last := len(row) - 1
@@ -123,21 +127,6 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 		}
 	}
 	return out
-}
-
-// columnStart is where column i starts in WriteAligned's layout of rows.
-func columnStart(rows [][]string, i int) int {
-	start := 0
-	for c := range i {
-		w := 0
-		for _, row := range rows {
-			if c < len(row) {
-				w = max(w, utf8.RuneCountInString(row[c]))
-			}
-		}
-		start += w + 2
-	}
-	return start
 }
 
 // wrapWords folds s at spaces into lines of at most width runes; a longer word is its own line,
