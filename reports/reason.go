@@ -116,7 +116,7 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 	var out [][]string
 	for _, row := range rows {
 		last := len(row) - 1
-		lines := wrapWords(row[last], room)
+		lines := WrapWords(row[last], room)
 		first := slices.Clone(row)
 		first[last] = lines[0]
 		out = append(out, first)
@@ -129,9 +129,9 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 	return out
 }
 
-// wrapWords folds s at spaces into lines of at most width runes; a longer word is its own line,
+// WrapWords folds s at spaces into lines of at most width runes; a longer word is its own line,
 // whole. It returns at least one line.
-func wrapWords(s string, width int) []string {
+func WrapWords(s string, width int) []string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(s) {
