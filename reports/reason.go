@@ -31,12 +31,12 @@ type reason struct {
 // reasons returns the entries of a property's reason column: its Reason, else for a failing
 // or unknown property one per spec that made it so; none for a pass without a reason.
 func reasons(p *Property) []reason {
-	v := normal(p.Verdict)
-	if p.Reason != "" || v == Pass || v == Skipped {
-		if p.Reason == "" {
-			return nil
-		}
+	if p.Reason != "" {
 		return []reason{{Text: p.Reason}}
+	}
+	v := normal(p.Verdict)
+	if v == Pass || v == Skipped {
+		return nil
 	}
 	var out []reason
 	for _, s := range p.Specs {
@@ -194,8 +194,8 @@ func foundKinds(as []Anomaly) []htmlKind {
 	return out
 }
 
-// runKinds are the explanations of the kinds a run's failing and unknown specs found, worst
-// first: report.html embeds them, so that every badge links within the page.
+// runKinds are the explanations of the kinds a run's specs found, worst first: report.html
+// embeds them, so that every badge links within the page.
 func runKinds(r *Run) []Explanation {
 	var all []Anomaly
 	for _, p := range r.Properties {
