@@ -75,6 +75,7 @@ ensure_nats() {
 
 command -v go >/dev/null || die "Go 1.26 is needed on PATH"
 command -v python3 >/dev/null || die "python3 is needed on PATH (the lifecycle example's app, testdata/pyapp/app.py: its standard library only)"
+command -v psql >/dev/null || die "psql (PostgreSQL's client) is needed on PATH (the async reference run's schema ci_async)"
 ensure_postgres
 ensure_redis
 ensure_mariadb

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,18 @@ func TestKindsDocumented(t *testing.T) {
 		if !k.Valid() {
 			t.Errorf("%s is not Valid", k)
 		}
+	}
+	// The table lists the kinds in the order a spec's anomalies take (SortWorstFirst), as the
+	// schema's text says.
+	worst := slices.Clone(Kinds)
+	slices.SortStableFunc(worst, func(a, b Kind) int { return worstRank(a) - worstRank(b) })
+	at := -1
+	for _, k := range worst {
+		i := strings.Index(string(doc), "| `"+string(k)+"` |")
+		if i >= 0 && i < at {
+			t.Errorf("docs/report-schema.md lists %s before the kinds that precede it worst first (unsafe, then the others, each in Kinds order)", k)
+		}
+		at = max(at, i)
 	}
 	for _, k := range []Kind{KindMissingEvent, KindEventNewID, KindGhostEvent} {
 		if !k.Unsafe() {

@@ -50,8 +50,13 @@ type Cause struct {
 // order their first anomaly was found. Anomalies without statuses are never grouped: nothing
 // shows that they share a cause.
 func FindCauses(r *Run) []Cause {
+	type causeKey struct {
+		kind        Kind
+		what        string
+		first, last int
+	}
 	var out []Cause
-	index := map[string]int{}
+	index := map[causeKey]int{}
 	for _, p := range r.Properties {
 		for _, s := range p.Specs {
 			if s.Verdict != Fail {
@@ -61,7 +66,7 @@ func FindCauses(r *Run) []Cause {
 				if len(a.Statuses) != 2 {
 					continue
 				}
-				id := fmt.Sprintf("%s|%s|%d|%d", a.Kind, a.What, a.Statuses[0], a.Statuses[1])
+				id := causeKey{a.Kind, a.What, a.Statuses[0], a.Statuses[1]}
 				i, ok := index[id]
 				if !ok {
 					i = len(out)
@@ -80,7 +85,7 @@ func FindCauses(r *Run) []Cause {
 }
 
 // Sentence says the cause in one line: "3 properties fail with one cause: replay-differs in the
-// status, the first attempt answered 201 and the last 502 (replay, race, load); e.g. ...".
+// status, the first attempt answered 201 and the last answered 502 (replay, race, load); e.g. ...".
 func (c Cause) Sentence() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d properties fail with one cause: %s", len(c.Properties), c.Kind)

@@ -61,9 +61,7 @@ func startCDP(t *testing.T, chromium string) *cdpBrowser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--remote-debugging-pipe", "--user-data-dir="+t.TempDir(), "about:blank")
+	cmd := exec.Command(chromium, chromiumArgs(t, "--hide-scrollbars", "--remote-debugging-pipe", "about:blank")...)
 	cmd.ExtraFiles = []*os.File{cmdR, outW} // fd 3: what it reads; fd 4: what it writes
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr strings.Builder

@@ -384,7 +384,7 @@ dl.facts{grid-template-columns:1fr}dd{margin-bottom:4px}}
 
 // kindsSource is the template of a kind's badge (a link to its explanation when the page has
 // one) and of the section that explains every kind the page shows.
-const kindsSource = `{{define "kind"}}{{if .Explained}}<a class="kind{{if .Unsafe}} unsafe{{end}}" data-kind="{{.Name}}" href="#kind-{{.Name}}" title="{{title .}}">{{.Name}}</a>{{else}}<a class="kind{{if .Unsafe}} unsafe{{end}}" data-kind="{{.Name}}" title="{{title .}}">{{.Name}}</a>{{end}}{{end}}
+const kindsSource = `{{define "kind"}}<a class="kind{{if .Unsafe}} unsafe{{end}}" data-kind="{{.Name}}"{{if .Explained}} href="#kind-{{.Name}}"{{end}} title="{{title .}}">{{.Name}}</a>{{end}}
 {{define "kinds"}}{{with .}}<section id="kinds"><h2>What the anomaly kinds mean</h2>
 <p>What each kind found above means, what usually causes it in real implementations, and how to confirm it by hand (<code>retrysafe explain KIND</code> prints the same).</p>
 {{range .}}<div class="kind-explanation{{if .Kind.Unsafe}} unsafe{{end}}" id="kind-{{.Kind}}" data-kind="{{.Kind}}">

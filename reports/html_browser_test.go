@@ -42,6 +42,14 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
+// chromiumArgs are the arguments of every headless Chromium a test starts (a profile of its own,
+// in a temp dir), followed by extra.
+func chromiumArgs(t *testing.T, extra ...string) []string {
+	return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}, extra...)
+}
+
 // runChromium runs headless Chromium on a file with extra arguments, in its
 // own process group and profile, and returns its standard output. After
 // chromiumTimeout the whole group is killed and the test fails.
@@ -49,12 +57,7 @@ func runChromium(t *testing.T, chromium, file string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), chromiumTimeout)
 	defer cancel()
-	base := []string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(),
-	}
-	cmd := exec.CommandContext(ctx, chromium, append(append(base, args...), "file://"+file)...)
+	cmd := exec.CommandContext(ctx, chromium, append(chromiumArgs(t, args...), "file://"+file)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

@@ -31,12 +31,12 @@ type reason struct {
 // reasons returns the entries of a property's reason column: its Reason, else for a failing
 // or unknown property one per spec that made it so; none for a pass without a reason.
 func reasons(p *Property) []reason {
-	v := normal(p.Verdict)
-	if p.Reason != "" || v == Pass || v == Skipped {
-		if p.Reason == "" {
-			return nil
-		}
+	if p.Reason != "" {
 		return []reason{{Text: p.Reason}}
+	}
+	v := normal(p.Verdict)
+	if v == Pass || v == Skipped {
+		return nil
 	}
 	var out []reason
 	for _, s := range p.Specs {
@@ -108,11 +108,15 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 	if len(rows) == 0 {
 		return rows
 	}
-	room := max(minReasonWidth, width-columnStart(rows, len(rows[0])-1))
+	start := 0 // where WriteAligned starts the last column
+	for _, w := range columnWidths(rows)[:len(rows[0])-1] {
+		start += w + 2
+	}
+	room := max(minReasonWidth, width-start)
 	var out [][]string
 	for _, row := range rows {
 		last := len(row) - 1
-		lines := wrapWords(row[last], room)
+		lines := WrapWords(row[last], room)
 		first := slices.Clone(row)
 		first[last] = lines[0]
 		out = append(out, first)
@@ -125,24 +129,9 @@ func wrapLastColumn(rows [][]string, width int) [][]string {
 	return out
 }
 
-// columnStart is where column i starts in WriteAligned's layout of rows.
-func columnStart(rows [][]string, i int) int {
-	start := 0
-	for c := range i {
-		w := 0
-		for _, row := range rows {
-			if c < len(row) {
-				w = max(w, utf8.RuneCountInString(row[c]))
-			}
-		}
-		start += w + 2
-	}
-	return start
-}
-
-// wrapWords folds s at spaces into lines of at most width runes; a longer word is its own line,
+// WrapWords folds s at spaces into lines of at most width runes; a longer word is its own line,
 // whole. It returns at least one line.
-func wrapWords(s string, width int) []string {
+func WrapWords(s string, width int) []string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(s) {
@@ -205,8 +194,8 @@ func foundKinds(as []Anomaly) []htmlKind {
 	return out
 }
 
-// runKinds are the explanations of the kinds a run's failing and unknown specs found, worst
-// first: report.html embeds them, so that every badge links within the page.
+// runKinds are the explanations of the kinds a run's specs found, worst first: report.html
+// embeds them, so that every badge links within the page.
 func runKinds(r *Run) []Explanation {
 	var all []Anomaly
 	for _, p := range r.Properties {

@@ -69,8 +69,8 @@ func TestWrapWords(t *testing.T) {
 		{"a https://example.invalid/a-very-long-url b", 10, []string{"a", "https://example.invalid/a-very-long-url", "b"}},
 		{"dürüm kebab", 5, []string{"dürüm", "kebab"}},
 	} {
-		if got := wrapWords(tc.in, tc.width); !slices.Equal(got, tc.want) {
-			t.Errorf("wrapWords(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		if got := WrapWords(tc.in, tc.width); !slices.Equal(got, tc.want) {
+			t.Errorf("WrapWords(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
 	}
 }

@@ -62,15 +62,7 @@ func termVerdict(v Verdict) string {
 // WriteAligned writes rows as columns two spaces apart, padded to the widest
 // cell of each column (counted in runes); the last column is not padded.
 func WriteAligned(b *strings.Builder, rows [][]string) {
-	var widths []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
+	widths := columnWidths(rows)
 	for _, row := range rows {
 		var line strings.Builder
 		for i, cell := range row {
@@ -81,6 +73,20 @@ func WriteAligned(b *strings.Builder, rows [][]string) {
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
+}
+
+// columnWidths returns the width of each column of rows: its widest cell, in runes.
+func columnWidths(rows [][]string) []int {
+	var widths []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	return widths
 }
 
 // termFindings writes a section with one entry per finding.

@@ -19,26 +19,29 @@ func FuzzExpandEnv(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, val, name string) {
 		always := func(string) (string, bool) { return val, true }
 		none := func(string) (string, bool) { return "", false }
-		out, errs := expandEnv(s, always)
-		if !strings.Contains(s, "${") && (out != s || errs != nil) {
-			t.Fatalf("expandEnv(%q) = %q, %v; want it unchanged", s, out, errs)
+		out, errs, unset := expandEnv(s, always, false)
+		if !strings.Contains(s, "${") && (out != s || errs != nil || unset != nil) {
+			t.Fatalf("expandEnv(%q) = %q, %v, %v; want it unchanged", s, out, errs, unset)
 		}
 		escaped := strings.ReplaceAll(s, "${", "$${")
-		if out, errs := expandEnv(escaped, none); out != s || errs != nil {
-			t.Fatalf("expandEnv(%q) = %q, %v; want %q", escaped, out, errs, s)
+		if out, errs, unset := expandEnv(escaped, none, false); out != s || errs != nil || unset != nil {
+			t.Fatalf("expandEnv(%q) = %q, %v, %v; want %q", escaped, out, errs, unset, s)
 		}
 		if !validEnvName(name) {
 			return
 		}
-		if out, errs := expandEnv("<${"+name+"}>", always); out != "<"+val+">" || errs != nil {
-			t.Fatalf("${%s} with value %q expands to %q, %v", name, val, out, errs)
+		if out, errs, unset := expandEnv("<${"+name+"}>", always, false); out != "<"+val+">" || errs != nil || unset != nil {
+			t.Fatalf("${%s} with value %q expands to %q, %v, %v", name, val, out, errs, unset)
 		}
 		def := strings.ReplaceAll(val, "}", "")
-		if out, errs := expandEnv("<${"+name+":-"+def+"}>", none); out != "<"+def+">" || errs != nil {
-			t.Fatalf("${%s:-%s} unset expands to %q, %v", name, def, out, errs)
+		if out, errs, unset := expandEnv("<${"+name+":-"+def+"}>", none, false); out != "<"+def+">" || errs != nil || unset != nil {
+			t.Fatalf("${%s:-%s} unset expands to %q, %v, %v", name, def, out, errs, unset)
 		}
-		if _, errs := expandEnv("${"+name+"}", none); len(errs) != 1 || !strings.Contains(errs[0], name) {
-			t.Fatalf("unset ${%s}: errors %v, want one naming it", name, errs)
+		if _, errs, unset := expandEnv("${"+name+"}", none, false); errs != nil || len(unset) != 1 || unset[0] != name {
+			t.Fatalf("unset ${%s}: errors %v, unset %v, want it named unset", name, errs, unset)
+		}
+		if out, _, _ := expandEnv("<${"+name+"}>", none, true); out != "<<"+name+">>" {
+			t.Fatalf("unset ${%s} with a stand-in expands to %q, want <%s> in its place", name, out, name)
 		}
 	})
 }

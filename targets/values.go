@@ -58,19 +58,10 @@ func validHeaderName(s string) bool {
 
 // expandEnv replaces ${NAME} and ${NAME:-default} using env. "$${" stands for a literal "${". A
 // "$" not followed by "{" is kept as is (JSONPath "$.count" and SQL "$1" need no escaping). It
-// returns one message per problem (unset variable, malformed reference).
-func expandEnv(s string, env func(string) (string, bool)) (string, []string) {
-	out, errs, unset := expandEnvStandIn(s, env, false)
-	for _, name := range unset {
-		errs = append(errs, fmt.Sprintf("environment variable %s is not set (set it, or give a default: ${%s:-value})", name, name))
-	}
-	return out, errs
-}
-
-// expandEnvStandIn is expandEnv that returns the unset variables apart from the malformed
-// references; with standIn each of them is replaced by <NAME> (retrysafe validate checks a file
-// before its environment is set).
-func expandEnvStandIn(s string, env func(string) (string, bool), standIn bool) (out string, errs, unset []string) {
+// returns one message per malformed reference, and the variables that are unset without a
+// default apart; with standIn each of those is replaced by <NAME> (retrysafe validate checks a
+// file before its environment is set), else by nothing.
+func expandEnv(s string, env func(string) (string, bool), standIn bool) (out string, errs, unset []string) {
 	if !strings.Contains(s, "${") {
 		return s, nil, nil
 	}

@@ -241,7 +241,7 @@ func (d *decoder) scalar(n ast.Node, path string) (string, bool) {
 		d.ps.add(lineOf(n), path, "must be a single value, got %s", kindOf(n))
 		return "", false
 	}
-	out, errs, unset := expandEnvStandIn(s, d.env, d.standIn)
+	out, errs, unset := expandEnv(s, d.env, d.standIn)
 	for _, e := range errs {
 		d.ps.add(lineOf(n), path, "%s", e)
 	}

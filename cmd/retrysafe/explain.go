@@ -137,43 +137,30 @@ func writeProperty(w io.Writer, p *framework.Property) {
 }
 
 // mutantBug is the bug of the reference mutant named name, looked up on the property's side
-// first; "" when there is none of that name.
+// first (then the API's, the consumer's, the client's); "" when there is none of that name.
 func mutantBug(side, name string) string {
-	api := func() string {
-		for _, m := range reference.Mutants {
-			if string(m.Name) == name {
-				return m.Bug
-			}
+	type bug struct{ side, text string }
+	var found []bug
+	for _, m := range reference.Mutants {
+		if string(m.Name) == name {
+			found = append(found, bug{framework.SideAPI, m.Bug})
 		}
-		return ""
 	}
-	cons := func() string {
-		for _, m := range consumer.Mutants {
-			if string(m.Name) == name {
-				return "consumer: " + m.Bug
-			}
+	for _, m := range consumer.Mutants {
+		if string(m.Name) == name {
+			found = append(found, bug{framework.SideConsumer, "consumer: " + m.Bug})
 		}
-		return ""
 	}
-	cli := func() string {
-		for _, m := range client.Mutants {
-			if string(m.Name) == name {
-				return "client: " + m.Bug
-			}
+	for _, m := range client.Mutants {
+		if string(m.Name) == name {
+			found = append(found, bug{framework.SideClient, "client: " + m.Bug})
 		}
-		return ""
 	}
-	order := []func() string{api, cons, cli}
-	switch side {
-	case framework.SideConsumer:
-		order = []func() string{cons, api, cli}
-	case framework.SideClient:
-		order = []func() string{cli, api, cons}
+	if i := slices.IndexFunc(found, func(b bug) bool { return b.side == side }); i >= 0 {
+		return found[i].text
 	}
-	for _, f := range order {
-		if bug := f(); bug != "" {
-			return bug
-		}
+	if len(found) > 0 {
+		return found[0].text
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retrysafe/retrysafe/reports"
 	"github.com/retrysafe/retrysafe/suites/framework"
 	"github.com/spf13/cobra"
 )
@@ -128,20 +129,7 @@ func onlyOn(p *framework.Property, sets [][]string) string {
 	return "only specs labelled " + strings.Join(parts, ", ")
 }
 
-// wrap folds text at width, indenting continuation lines.
+// wrap folds text at width (reports.WrapWords), indenting continuation lines.
 func wrap(text string, width int, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(text) {
-		if i > 0 && n+1+len(word) > width {
-			b.WriteString("\n" + indent)
-			n = 0
-		} else if i > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += len(word)
-	}
-	return b.String()
+	return strings.Join(reports.WrapWords(text, width), "\n"+indent)
 }
