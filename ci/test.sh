@@ -225,50 +225,51 @@ checks_lane() {
     stage checks "the test binary of ./cmd/retrysafe (for the heals check)" go test -race -vet=off -c -o "$work/cmd.test" ./cmd/retrysafe
 }
 
-# free_port prints a port of 127.0.0.1 that nothing listens on now.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# start_run NAME REPORT_DIR [ENV=VALUE ...] -- ARGS...: starts `retrysafe run ARGS --report-dir
+# REPORT_DIR` in the background with the environment given (run_all's pids and names record it,
+# its output goes to $logs/run-NAME.log) and adds REPORT_DIR to the list the heals check reads
+# ($work/run-reports), so that no run's report goes unchecked.
+start_run() {
+  local name=$1 dir=$2 envs=()
+  shift 2
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "$PWD/$dir" >>"$work/run-reports"
+  env "${envs[@]}" "$RETRYSAFE_BIN" run "$@" --report-dir "$dir" >"$logs/run-$name.log" 2>&1 &
+  pids+=($!) names+=("${envs[*]}${envs:+ }retrysafe run${*:+ $*}")
 }
 
 # run_all runs the README's run commands at once, with the one binary (each starts its own
 # reference target on ports reserved for it, with broker names of its own), and fails when one
 # does.
 run_all() {
-  local pids=() names=() rc=0 i
-  "$RETRYSAFE_BIN" run --report-dir "$report/run" >"$logs/run-api.log" 2>&1 &
-  pids+=($!) names+=("retrysafe run (the README's first command)")
+  local pids=() names=() rc=0 i transport
+  : >"$work/run-reports"
+  start_run api "$report/run" --   # the README's first command
   for transport in webhook amqp nats; do
-    "$RETRYSAFE_BIN" run --consumer "$transport" --report-dir "$report/consumer-$transport" >"$logs/run-consumer-$transport.log" 2>&1 &
-    pids+=($!) names+=("retrysafe run --consumer $transport")
+    start_run "consumer-$transport" "$report/consumer-$transport" -- --consumer "$transport"
   done
-  "$RETRYSAFE_BIN" run --client --report-dir "$report/client" >"$logs/run-client.log" 2>&1 &
-  pids+=($!) names+=("retrysafe run --client")
+  start_run client "$report/client" -- --client
   for transport in amqp nats webhook; do
-    "$RETRYSAFE_BIN" run --chain "$transport" --report-dir "$report/chain-$transport" >"$logs/run-chain-$transport.log" 2>&1 &
-    pids+=($!) names+=("retrysafe run --chain $transport")
+    start_run "chain-$transport" "$report/chain-$transport" -- --chain "$transport"
   done
   # An app that is not the reference, started through its lifecycle (python3 app.py): its
-  # crash-after-claim on a port and a SQLite file of its own.
-  PYAPP_URL="http://127.0.0.1:$(free_port)" PYAPP_DB="$work/python-app.db" "$RETRYSAFE_BIN" run \
-    --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim \
-    --report-dir "$report/python-app" >"$logs/run-python-app.log" 2>&1 &
-  pids+=($!) names+=("retrysafe run --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim")
+  # crash-after-claim on a port (below the ephemeral range the other runs reserve in) and a
+  # SQLite file of its own.
+  start_run python-app "$report/python-app" PYAPP_URL=http://127.0.0.1:18563 PYAPP_DB="$work/python-app.db" -- \
+    --target targets/examples/python-app-managed.yaml --label-filter property:crash-after-claim
   # The asynchronous reference API (serve --async) through its example file, on SQLite and on
-  # PostgreSQL, each on a port of its own (below the ephemeral range the other runs reserve in),
-  # with the built-in run's short retention and lock timeout so that expiry and the crash
-  # properties run within --max-wait. On PostgreSQL it has a schema of its own (ci_async), made
-  # anew, so that no other stage's tables share its counts.
+  # PostgreSQL, each on a port of its own (below the ephemeral range), with the built-in run's
+  # short retention and lock timeout so that expiry and the crash properties run within
+  # --max-wait. On PostgreSQL it has a schema of its own (ci_async), made anew, so that no other
+  # stage's tables share its counts.
   psql -q -h 127.0.0.1 -U postgres -d test -c 'DROP SCHEMA IF EXISTS ci_async CASCADE' -c 'CREATE SCHEMA ci_async' ||
     { echo "could not make the schema ci_async in PostgreSQL's database test"; return 1; }
-  local async_port=18561 store dsn
-  for store in sqlite postgres; do
-    dsn="$work/reference-async.db"
-    [ "$store" = postgres ] && dsn="postgres://postgres@127.0.0.1:5432/test?search_path=ci_async&sslmode=disable"
-    RETRYSAFE_STORE=$store RETRYSAFE_DSN="$dsn" RETRYSAFE_URL="http://127.0.0.1:$async_port" RETRYSAFE_RETENTION=4s RETRYSAFE_LOCK_TIMEOUT=3s \
-      "$RETRYSAFE_BIN" run --target targets/examples/reference-async.yaml --report-dir "$report/async-$store" >"$logs/run-async-$store.log" 2>&1 &
-    pids+=($!) names+=("RETRYSAFE_STORE=$store retrysafe run --target targets/examples/reference-async.yaml")
-    async_port=$((async_port + 1))
-  done
+  start_run async-sqlite "$report/async-sqlite" RETRYSAFE_STORE=sqlite RETRYSAFE_DSN="$work/reference-async.db" \
+    RETRYSAFE_URL=http://127.0.0.1:18561 RETRYSAFE_RETENTION=4s RETRYSAFE_LOCK_TIMEOUT=3s -- --target targets/examples/reference-async.yaml
+  start_run async-postgres "$report/async-postgres" RETRYSAFE_STORE=postgres \
+    RETRYSAFE_DSN="postgres://postgres@127.0.0.1:5432/test?search_path=ci_async&sslmode=disable" \
+    RETRYSAFE_URL=http://127.0.0.1:18562 RETRYSAFE_RETENTION=4s RETRYSAFE_LOCK_TIMEOUT=3s -- --target targets/examples/reference-async.yaml
   for i in "${!pids[@]}"; do
     if wait "${pids[$i]}"; then echo "${names[$i]}: passed"; else echo "${names[$i]}: FAILED"; rc=1; fi
   done
@@ -318,7 +319,7 @@ done
 
 if [ ${#failed[@]} -eq 0 ]; then
   stage - "every heal in the runs' report.json follows an inject of the same fault" \
-    env RETRYSAFE_CHECK_REPORTS="$PWD/$report/run,$PWD/$report/consumer-webhook,$PWD/$report/consumer-amqp,$PWD/$report/consumer-nats,$PWD/$report/client,$PWD/$report/chain-amqp,$PWD/$report/chain-nats,$PWD/$report/chain-webhook,$PWD/$report/async-sqlite,$PWD/$report/async-postgres,$PWD/$report/python-app" \
+    env RETRYSAFE_CHECK_REPORTS="$(paste -sd, "$work/run-reports")" \
     bash -c "cd cmd/retrysafe && '$work/cmd.test' -test.count=1 -test.run '^TestReportedHealsFollowInjects\$'" || failed+=(heals)
 fi
 print_table
