@@ -75,7 +75,8 @@ func outageSkip(e *Env) func(*targets.Publish) string {
 
 // eventUnderBrokerOutage runs the first operation, the lost confirm, the cut and the wait, and
 // checks every operation's events. A step that could not run (the nemesis failed) ends the
-// faults; what the steps before it observed is judged all the same.
+// faults; what the steps before it observed is judged all the same (but for an event that did
+// not come in time where a fault could not be healed: Step.Unhealed).
 func (s *S) eventUnderBrokerOutage(def *targets.Operation, pub *targets.Publish) check.Result {
 	start := time.Now()
 	first, err := s.linkWorks(def, pub, start)
@@ -192,6 +193,7 @@ func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (
 	}
 	if err := s.Heal(cut); err != nil {
 		step.Note = fmt.Sprintf("the nemesis could not heal the link: %v", err)
+		step.Unhealed = true
 		return lp, step
 	}
 	lp.healed = time.Now()
@@ -298,6 +300,7 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, spec, befo
 	switch {
 	case healErr != nil:
 		step.Note = fmt.Sprintf("the nemesis could not heal the broker's answers: %v", healErr)
+		step.Unhealed = true
 		return &eo, step, false
 	case !took:
 		step.Note = fmt.Sprintf("the broker took no event of %s ref %s (nor another) while its answers were cut (%v): no confirm was lost "+
