@@ -201,9 +201,10 @@ func (d *decoder) checkOperations(o, eo *object, c *Consumer) {
 	if c.event == nil {
 		return
 	}
+	sample := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "1", Time: "2026-01-01T00:00:00Z", Type: c.Event.Type, Ref: "rs-sample"}
 	if op := c.Event.Operation; op != nil && op.Header == "" {
-		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "1", Time: "2026-01-01T00:00:00Z", Type: c.Event.Type, Ref: "rs-sample",
-			Operation: sampleOperation, Operations: []string{sampleOperation}}
+		v := sample
+		v.Operation, v.Operations = sampleOperation, []string{sampleOperation}
 		if got, err := d.renderedSample(c, v); err != nil {
 			d.ps.add(eo.lineOf("operation"), eo.at("operation"), "%v", err)
 		} else if name, ok := c.OperationOf(got, nil); !ok || name != sampleOperation {
@@ -212,8 +213,8 @@ func (d *decoder) checkOperations(o, eo *object, c *Consumer) {
 		}
 	}
 	if ops := c.Event.Operations; ops != nil {
-		v := EventVars{EventID: "evt_sample", Object: "obj_sample", Version: "1", Time: "2026-01-01T00:00:00Z", Type: c.Event.Type, Ref: "rs-sample",
-			Operations: sampleOperations}
+		v := sample
+		v.Operations = sampleOperations
 		if got, err := d.renderedSample(c, v); err != nil {
 			d.ps.add(eo.lineOf("operations"), eo.at("operations"), "%v", err)
 		} else if names := c.OperationsOf(got); !slices.Equal(names, sampleOperations) {

@@ -63,7 +63,8 @@ const (
 
 // eventAfterCrash runs the load under kills, the kill inside the hold, the completion, and
 // checks every operation's events. A step that could not run (the nemesis failed, the hook held
-// nothing) is said as such; what the operations left is judged all the same.
+// nothing) is said as such; what the operations left is judged all the same (but for an event
+// that did not come in time where a fault could not be healed: Step.Unhealed).
 func (s *S) eventAfterCrash(def *targets.Operation, pub *targets.Publish) check.Result {
 	start := time.Now()
 	from := int64(s.History.Len())
@@ -71,7 +72,7 @@ func (s *S) eventAfterCrash(def *targets.Operation, pub *targets.Publish) check.
 		maxOps: eventCrashMaxOps, pause: eventCrashPause, minAge: 0})
 	faulted := check.Events{ResumedBy: "the restart after the last kill"}
 	if err := cr.run(); err != nil {
-		faulted.Steps = append(faulted.Steps, check.Step{Name: check.StepKills, Note: fmt.Sprintf("the nemesis failed: %v", err)})
+		faulted.Steps = append(faulted.Steps, check.Step{Name: check.StepKills, Note: fmt.Sprintf("the nemesis failed: %v", err), Unhealed: true})
 	}
 	restarted, kills := cr.restart, cr.kills
 	if s.Target.Hooks.CanHoldPublish() && s.Ctx().Err() == nil && len(faulted.Steps) == 0 {

@@ -34,12 +34,14 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 	hold := s.Faults.HoldPublications(op.Tenant)
 	if err := s.Inject(hold); err != nil {
 		step.Note = fmt.Sprintf("the hold_publish hook could not hold the publications: %v", err)
+		step.Unhealed = true // an instance may hold them, until the spec's faults are healed
 		return nil, time.Time{}, step
 	}
 	defer s.Heal(hold)
 	before, err := s.held(op.Tenant)
 	if err != nil {
 		step.Note = fmt.Sprintf("the hold_publish hook could not count what it held: %v", err)
+		step.Unhealed = true // released only when this returns
 		return nil, time.Time{}, step
 	}
 	ctx, cancel := context.WithCancel(s.Ctx())
@@ -50,6 +52,7 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 	if why != "" {
 		if err := s.Heal(hold); err != nil { // a publication it held may go now, before the operation is judged
 			why += fmt.Sprintf("; the release of the hold failed: %v", err)
+			step.Unhealed = true
 		}
 		if !answered {
 			cancel()
@@ -64,6 +67,7 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 		defer s.Heal(kills[i]) // a restart, unless healed below: nothing after the spec finds them dead
 		if err := s.Inject(kills[i]); err != nil {
 			step.Note = fmt.Sprintf("the nemesis could not kill instance %d: %v", i, err)
+			step.Unhealed = i > 0 // the instances killed before it restart only when this returns
 			return nil, time.Time{}, step
 		}
 	}
@@ -76,6 +80,7 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 	for _, k := range kills {
 		if err := s.Heal(k); err != nil {
 			step.Note = fmt.Sprintf("the nemesis could not restart an instance after the kill inside the hold: %v", err)
+			step.Unhealed = true
 			return nil, time.Time{}, step
 		}
 	}
@@ -83,6 +88,7 @@ func (s *S) killInHold(def *targets.Operation, pub *targets.Publish) (*loadOp, t
 	s.Client.CloseIdle() // connections to the killed processes are dead
 	if err := s.Heal(hold); err != nil {
 		step.Note = fmt.Sprintf("the hold_publish hook could not release the publications: %v", err)
+		step.Unhealed = true
 		return nil, time.Time{}, step
 	}
 	step.Exercised = true

@@ -75,20 +75,22 @@ func outageSkip(e *Env) func(*targets.Publish) string {
 
 // eventUnderBrokerOutage runs the first operation, the lost confirm, the cut and the wait, and
 // checks every operation's events. A step that could not run (the nemesis failed) ends the
-// faults; what the steps before it observed is judged all the same.
+// faults; what the steps before it observed is judged all the same (but for an event that did
+// not come in time where a fault could not be healed: Step.Unhealed).
 func (s *S) eventUnderBrokerOutage(def *targets.Operation, pub *targets.Publish) check.Result {
 	start := time.Now()
 	first, err := s.linkWorks(def, pub, start)
 	if err != nil {
 		return check.Unknownf("%v", err)
 	}
-	earlier := first.Ties
+	var before []string
 	if pub.Tie.Record {
-		earlier = append(earlier, s.recordsBefore(def, pub, start)...) // an earlier spec's event, published late
+		before = s.recordsBefore(def, pub, start) // an earlier spec's event, published late
 	}
 	ops := []check.EventOp{first}
+	spec := slices.Clone(first.Ties)
 	faulted := check.Events{}
-	lost, step, ok := s.loseConfirm(def, pub, earlier)
+	lost, step, ok := s.loseConfirm(def, pub, spec, before)
 	if lost != nil {
 		ops = append(ops, *lost)
 	}
@@ -96,19 +98,21 @@ func (s *S) eventUnderBrokerOutage(def *targets.Operation, pub *targets.Publish)
 		// The cut may have caught the first operation's confirm on its way back while nothing
 		// new was published (a publisher that publishes one event at a time waits for it, and
 		// no new link opens through the cut): once more, the link shown to work first.
-		var again check.EventOp
-		if again, err = s.linkWorks(def, pub, time.Now()); err == nil {
+		firstTry := step.Note
+		again, err := s.linkWorks(def, pub, time.Now())
+		if err == nil {
 			ops = append(ops, again)
-			earlier = append(earlier, again.Ties...)
+			spec = append(spec, again.Ties...)
 			if lost != nil {
-				earlier = append(earlier, lost.Ties...)
+				spec = append(spec, lost.Ties...)
 			}
-			first := step.Note
-			lost, step, ok = s.loseConfirm(def, pub, earlier)
+			lost, step, ok = s.loseConfirm(def, pub, spec, before)
 			if lost != nil {
 				ops = append(ops, *lost)
 			}
-			step.Note = fmt.Sprintf("%s (a second try: the first %s)", step.Note, first)
+			step.Note = fmt.Sprintf("%s (a second try: the first %s)", step.Note, firstTry)
+		} else {
+			step.Note = fmt.Sprintf("%s (no second try: %v)", firstTry, err)
 		}
 	}
 	faulted.Steps = append(faulted.Steps, step)
@@ -189,6 +193,7 @@ func (s *S) cutWhileAcknowledged(def *targets.Operation, pub *targets.Publish) (
 	}
 	if err := s.Heal(cut); err != nil {
 		step.Note = fmt.Sprintf("the nemesis could not heal the link: %v", err)
+		step.Unhealed = true
 		return lp, step
 	}
 	lp.healed = time.Now()
@@ -220,12 +225,15 @@ func answerWords(a history.Attempt) string {
 }
 
 // loseConfirm cuts the link's return direction, sends one operation, waits until the broker
-// took an event while its answers were cut (the operation's event, or a copy of an earlier one
-// whose answer the cut caught: the publisher sends it again first), and heals the cut, which
-// closes the link: the publisher never got its confirm. It returns the operation, retried to an
-// answer, the step (it exercised what it names when the broker took an event while its answers
-// were cut) and whether the spec goes on (the nemesis did its part).
-func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []string) (*check.EventOp, check.Step, bool) {
+// took an event while its answers were cut (the operation's event, or a copy of one of the
+// spec's earlier operations' whose answer the cut caught: the publisher sends it again first),
+// and heals the cut, which closes the link: the publisher never got its confirm. spec are what
+// the spec's earlier operations' events name, before the records earlier specs' answers named
+// (record ties only: an event naming one came late, it is not this operation's). It returns the
+// operation, retried to an answer, the step (it exercised what it names when the broker took an
+// event the spec judges while its answers were cut) and whether the spec goes on (the nemesis
+// did its part).
+func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, spec, before []string) (*check.EventOp, check.Step, bool) {
 	step := check.Step{Name: stepLostConfirm}
 	lose := s.Faults.LoseEventConfirms(pub)
 	silenced := time.Now()
@@ -243,18 +251,21 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 	var first history.Attempt
 	answered := false
 	deadline := time.Now().Add(max(pub.Within, s.Settings.AttemptTimeout))
-	ours := func(e check.Event) bool { return e.Tie == op.Ref || pub.Tie.Record && !slices.Contains(earlier, e.Tie) }
+	ours := func(e check.Event) bool {
+		return e.Tie == op.Ref || pub.Tie.Record && !slices.Contains(spec, e.Tie) && !slices.Contains(before, e.Tie)
+	}
 	// taken are the publications the broker took while its answers were cut: this operation's
-	// event, or an earlier operation's whose confirm the cut caught on its way back (the first
-	// operation's event arrived, its answer did not: the publisher publishes it again, oldest
-	// first, before this one's). Either way a confirm was lost, and each is judged.
-	taken := func(before time.Time) (ourN, otherN int) {
+	// event, or an earlier operation's of the spec whose confirm the cut caught on its way back
+	// (the first operation's event arrived, its answer did not: the publisher publishes it
+	// again, oldest first, before this one's). Either way a confirm was lost, and each is
+	// judged. An earlier spec's event (a late copy) is neither: its republication is not judged.
+	taken := func(until time.Time) (ourN, otherN int) {
 		for _, e := range s.EventsSeen(pub, silenced) {
 			switch {
-			case !e.At.Before(before):
+			case !e.At.Before(until):
 			case ours(e):
 				ourN++
-			case !e.At.Before(cut):
+			case slices.Contains(spec, e.Tie) && !e.At.Before(cut):
 				otherN++
 			}
 		}
@@ -289,6 +300,7 @@ func (s *S) loseConfirm(def *targets.Operation, pub *targets.Publish, earlier []
 	switch {
 	case healErr != nil:
 		step.Note = fmt.Sprintf("the nemesis could not heal the broker's answers: %v", healErr)
+		step.Unhealed = true
 		return &eo, step, false
 	case !took:
 		step.Note = fmt.Sprintf("the broker took no event of %s ref %s (nor another) while its answers were cut (%v): no confirm was lost "+

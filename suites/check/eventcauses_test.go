@@ -169,6 +169,28 @@ func TestEventSteps(t *testing.T) {
 	}
 }
 
+// A fault the harness could not heal (a restart, a heal, a release that failed) may have kept
+// the API from publishing: an event that did not come in time is unknown then, never missing; a
+// second id still fails the spec.
+func TestUnhealedFaultLeavesMissingUnknown(t *testing.T) {
+	acked := op(sent(1, 201, `{"id":"ord_1"}`))
+	restart := Step{Name: "the kill inside the hold", Note: "the nemesis could not restart an instance after the kill inside the hold: timeout", Unhealed: true}
+	for name, ev := range map[string]Events{
+		"none":     seen(20),
+		"too late": seen(20, evt(10, "evt_a", "r1", 19)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			expect(t, EventAfterCrash([]EventOp{acked}, killed(ev)), reports.Fail, []string{"missing-event seqs=1" + map[string]string{"too late": ",10"}[name]})
+			ev.Steps = []Step{restart}
+			expect(t, EventAfterCrash([]EventOp{acked}, killed(ev)), reports.Unknown, nil,
+				"no event order.created within 2s after its 2xx (#1), but the harness could not heal its fault (the nemesis could not restart an instance")
+		})
+	}
+	ev := seen(20, evt(10, "evt_a", "r1", 1.5), evt(11, "evt_b", "r1", 1.6))
+	ev.Steps = []Step{restart}
+	expect(t, EventAfterCrash([]EventOp{acked}, killed(ev)), reports.Fail, []string{"event-new-id seqs=1,10,11"})
+}
+
 // A spec waits for the events of its acknowledged operations that are not in yet, until the
 // latest is due.
 func TestAwaiting(t *testing.T) {

@@ -184,7 +184,8 @@ func firstSuccess(as []history.Attempt) (history.Attempt, bool) {
 
 // oneID checks that the events of an operation acknowledged at ok carry one id, the first
 // published within the declared time: none (once the harness looked that long) or a late one is
-// a missing event, a second id a new id. Each names its cause as the history shows it.
+// a missing event (unknown where the harness could not heal a fault of the spec), a second id a
+// new id. Each names its cause as the history shows it.
 func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events) {
 	list, first := ids(evs)
 	if len(list) > 1 {
@@ -197,6 +198,9 @@ func (j *judge) oneID(op EventOp, evs []Event, ok history.Attempt, ev Events) {
 	case len(list) == 0 && ev.Until.Before(deadline):
 		j.unknownf("%s ref %s: no event %s yet, and the harness looked only %v after %s, not the %v declared",
 			op.Op, op.Ref, ev.Name, ev.Until.Sub(from).Round(time.Millisecond), after, ev.Within)
+	case (len(list) == 0 || first[list[0]].After(deadline)) && ev.unhealed() != "":
+		j.unknownf("%s ref %s: no event %s within %v after %s, but the harness could not heal its fault (%s): the API may have been kept from publishing",
+			op.Op, op.Ref, ev.Name, ev.Within, after, ev.unhealed())
 	case len(list) == 0:
 		j.add(opAnomaly(reports.KindMissingEvent, op, fmt.Sprintf("%s ref %s was acknowledged (#%d) and published no event %s within %v after %s: the event was lost; cause: %s",
 			op.Op, op.Ref, ok.Seq, ev.Name, ev.Within, after, missingCause(ok, ev)), ok.Seq))

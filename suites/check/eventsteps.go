@@ -19,6 +19,21 @@ type Step struct {
 	// Note says what it did (a pass says it too: how many confirms were lost, how many kills
 	// landed between a commit and its publication), or why it exercised nothing.
 	Note string
+	// Unhealed says the harness could not heal a fault of the step when it should have (a
+	// restart, a heal or a release that failed; the fault lasted until a later retry, or
+	// lasts): the API may have been kept from publishing longer than the spec knows, so an
+	// event that did not come in time is unknown, never missing.
+	Unhealed bool
+}
+
+// unhealed is the note of the first step whose fault the harness could not heal ("" = none).
+func (ev Events) unhealed() string {
+	for _, s := range ev.Steps {
+		if s.Unhealed {
+			return s.Note
+		}
+	}
+	return ""
 }
 
 // steps judges the spec's steps: each one's note is what a pass rests on, and the report says

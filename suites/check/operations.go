@@ -22,7 +22,7 @@ type Message struct {
 	Again Eventually
 }
 
-// acked judges a message: acknowledged by its delivery, or, after the in-flight status, by a
+// ackedMessage judges a message: acknowledged by its delivery, or, after the in-flight status, by a
 // redelivery within the time allowed.
 func (j *judge) ackedMessage(m Message, what string) bool {
 	a := m.Delivery

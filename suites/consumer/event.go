@@ -358,25 +358,24 @@ func (ev *Event) Effects() check.Count {
 func (ev *Event) OperationEffects(op string) check.Count {
 	c := check.Count{Op: ev.C.Name, Ref: op, Key: ev.ID, Taken: true}
 	name := fmt.Sprintf("effects(%s, operation %s)", ev.C.Name, op)
-	n, err := ev.operationEffects(op)
-	if err != nil {
-		c.Err = ev.s.History.Redactor().String(err.Error())
+	if c.N, c.Err = ev.asking(op).observeNoted(ev.C.Effects, "effects", name); c.Err != "" {
 		ev.s.Notef("%s: %s", name, c.Err)
-		return c
 	}
-	c.N = n
-	ev.s.NoteCount(name, n)
 	return c
 }
 
 // operationEffects counts the effects of one business operation, without a note in the
 // evidence (a wait asks again and again).
 func (ev *Event) operationEffects(op string) (int, error) {
-	v := ev.vars()
-	v.Operation = op
-	ctx, cancel := ev.s.AttemptCtx(2)
-	defer cancel()
-	return ev.s.Target.Observe(ctx, ev.C.Effects, v, ev.s.Observer, "consumer "+ev.C.Name+" effects")
+	return ev.asking(op).observe(ev.C.Effects, "effects")
+}
+
+// asking is the event as its observers are asked about op, one of the operations it names
+// ({{.Operation}} = op).
+func (ev *Event) asking(op string) *Event {
+	o := *ev
+	o.Operation = op
+	return &o
 }
 
 // State reads the version the consumer stored for the event's object (not taken without a

@@ -74,13 +74,12 @@ func (s *S) manyOperations(c *targets.Consumer) check.Result {
 func (s *S) operationsSettled(ev *Event, ops []string, awaitFirst bool) []check.Count {
 	counts := make([]check.Count, len(ops))
 	if ev.C.IsQueue() {
-		deadline := time.Now()
 		if awaitFirst {
-			deadline = deadline.Add(s.settleWait(ev.C))
-		}
-		for _, op := range ops {
-			for n, err := ev.operationEffects(op); (err != nil || n == 0) && time.Now().Before(deadline) && s.Ctx().Err() == nil; n, err = ev.operationEffects(op) {
-				s.SleepUntil(time.Now().Add(50 * time.Millisecond))
+			deadline := time.Now().Add(s.settleWait(ev.C))
+			for _, op := range ops {
+				for n, err := ev.operationEffects(op); (err != nil || n == 0) && time.Now().Before(deadline) && s.Ctx().Err() == nil; n, err = ev.operationEffects(op) {
+					s.SleepUntil(time.Now().Add(50 * time.Millisecond))
+				}
 			}
 		}
 		s.SleepUntil(time.Now().Add(duplicateGrace))

@@ -10,9 +10,10 @@ import (
 // exchangeRefused turns RabbitMQ's refusal of the harness's declaration of an exchange
 // (create: true) that exists with other settings (PRECONDITION_FAILED, whose text names the
 // received and the current values) into a located start-up error at the amqp block of the
-// target file: FILE:LINE: field: message. Any other error is returned as it is.
+// target file: FILE:LINE: field: message. Any other error (a queue's refusal too: the exchange's
+// settings cannot mend it) is returned as it is.
 func exchangeRefused(t *targets.Target, b *targets.AMQPBinding, err error) error {
-	reason, ok := broker.PreconditionFailed(err)
+	reason, ok := broker.ExchangeRefused(err)
 	if !ok || b == nil {
 		return err
 	}

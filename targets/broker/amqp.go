@@ -61,7 +61,7 @@ func NewAMQPTopology(name string, opts ...Option) (*AMQPTopology, error) {
 // to by its name. Declaring what already exists with the same settings does nothing; an
 // exchange that exists already as another type (the topic exchange an API publishes its events
 // to, in a chain) is bound to as it is; one of this type with other settings is RabbitMQ's
-// PRECONDITION_FAILED (IsPreconditionFailed).
+// PRECONDITION_FAILED (ExchangeRefused).
 func (t *AMQPTopology) Setup(ctx context.Context) error {
 	if t.Exchange != "" {
 		err := withChannel(ctx, t.URL, t.dialTimeout, func(ch *amqp.Channel) error {

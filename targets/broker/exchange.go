@@ -20,7 +20,7 @@ type AMQPExchange struct {
 	Name string
 	// Durable and AutoDelete are the settings Setup declares it with (NewAMQPExchange: durable,
 	// not auto-deleted), as the API declares its own: RabbitMQ refuses a declaration with other
-	// settings than an existing exchange's (PRECONDITION_FAILED, IsPreconditionFailed).
+	// settings than an existing exchange's (PRECONDITION_FAILED, ExchangeRefused).
 	Durable, AutoDelete bool
 
 	dialTimeout time.Duration
@@ -39,7 +39,7 @@ func NewAMQPExchange(url, name string, opts ...Option) (*AMQPExchange, error) {
 
 // Setup declares the exchange, of type topic, with its settings. Declaring one that exists with
 // the same settings does nothing; one that exists with others is RabbitMQ's PRECONDITION_FAILED
-// (IsPreconditionFailed), whose text names the received and the current values.
+// (ExchangeRefused), whose text names the received and the current values.
 func (e *AMQPExchange) Setup(ctx context.Context) error {
 	return withChannel(ctx, e.URL, e.dialTimeout, func(ch *amqp.Channel) error {
 		if err := ch.ExchangeDeclare(e.Name, amqp.ExchangeTopic, e.Durable, e.AutoDelete, false, false, nil); err != nil {
@@ -70,19 +70,13 @@ func (e *AMQPExchange) Teardown(ctx context.Context) error {
 	})
 }
 
-// IsPreconditionFailed reports RabbitMQ's 406 PRECONDITION_FAILED: a declaration with other
-// settings than the existing exchange's or queue's. PreconditionFailed says which.
-func IsPreconditionFailed(err error) bool {
-	_, ok := PreconditionFailed(err)
-	return ok
-}
-
-// PreconditionFailed returns RabbitMQ's text of a PRECONDITION_FAILED ("PRECONDITION_FAILED -
+// ExchangeRefused returns RabbitMQ's text of a PRECONDITION_FAILED about an exchange: a
+// declaration with other settings than the existing exchange's ("PRECONDITION_FAILED -
 // inequivalent arg 'durable' for exchange 'x' in vhost '/': received 'true' but current is
-// 'false'"), and whether err is one.
-func PreconditionFailed(err error) (string, bool) {
+// 'false'"), and whether err is one (a queue's is not).
+func ExchangeRefused(err error) (string, bool) {
 	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+	if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed && strings.Contains(ae.Reason, " for exchange ") {
 		return ae.Reason, true
 	}
 	return "", false
@@ -91,8 +85,8 @@ func PreconditionFailed(err error) (string, bool) {
 // isOtherType reports a PRECONDITION_FAILED about the exchange's type (RabbitMQ checks the type
 // before the other settings).
 func isOtherType(err error) bool {
-	var ae *amqp.Error
-	return errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed && strings.Contains(ae.Reason, "inequivalent arg 'type'")
+	reason, ok := ExchangeRefused(err)
+	return ok && strings.Contains(reason, "inequivalent arg 'type'")
 }
 
 // isNotFound reports RabbitMQ's 404 (no such queue or exchange).

@@ -1,11 +1,20 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// refused reports ExchangeRefused.
+func refused(err error) bool {
+	_, ok := ExchangeRefused(err)
+	return ok
+}
 
 // The harness declares an exchange as the file says (durable or not, auto-deleted or not):
 // declaring it again with the same settings does nothing; with others it is RabbitMQ's
@@ -30,7 +39,7 @@ func TestAMQPExchangeSettings(t *testing.T) {
 	durable := *ex
 	durable.Durable = true
 	err = durable.Setup(ctx)
-	if !IsPreconditionFailed(err) || !strings.Contains(err.Error(), "PRECONDITION_FAILED") ||
+	if _, ok := ExchangeRefused(err); !ok || !strings.Contains(err.Error(), "PRECONDITION_FAILED") ||
 		!strings.Contains(err.Error(), "inequivalent arg 'durable'") || !strings.Contains(err.Error(), "received 'true' but current is 'false'") {
 		t.Errorf("a durable declaration of a non-durable exchange: %v", err)
 	}
@@ -49,11 +58,29 @@ func TestAMQPExchangeSettings(t *testing.T) {
 	setUp(t, own, "RabbitMQ")
 	again := *own
 	again.ExchangeAutoDelete = false
-	if err := again.Setup(ctx); !IsPreconditionFailed(err) || !strings.Contains(err.Error(), "inequivalent arg 'auto_delete'") {
+	if err := again.Setup(ctx); !refused(err) || !strings.Contains(err.Error(), "inequivalent arg 'auto_delete'") {
 		t.Errorf("a queue consumer's exchange declared again with other settings: %v", err)
 	}
-	if IsPreconditionFailed(nil) || IsPreconditionFailed(ctx.Err()) {
-		t.Error("IsPreconditionFailed of no RabbitMQ error")
+	if refused(nil) || refused(ctx.Err()) {
+		t.Error("ExchangeRefused of no RabbitMQ error")
+	}
+
+	// A queue that exists with other settings (not durable) is refused too, but not as an
+	// exchange: the exchange's settings cannot mend it.
+	app, err := NewAMQPTopology(name+"-app", WithAMQPURL(testAMQPURL()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app.Exchange = ""
+	if err := withChannel(ctx, app.URL, app.dialTimeout, func(ch *amqp.Channel) error {
+		_, err := ch.QueueDeclare(app.Queue, false, false, false, false, nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Teardown(context.Background()) })
+	if err := app.Setup(ctx); err == nil || refused(err) || !strings.Contains(err.Error(), "for queue") {
+		t.Errorf("a queue declared again with other settings: %v (want PRECONDITION_FAILED, not the exchange's)", err)
 	}
 }
 
