@@ -98,6 +98,10 @@ func (c *Chain) check() error {
 		errs = append(errs, fmt.Errorf("chain.consumer: no consumer on %s, the transport of the API's event %s", pub.Transport, pub.Name))
 	case k != nil && (k.Effects == nil):
 		errs = append(errs, fmt.Errorf("chain.consumer: consumer %s declares no effects observer: the chain counts each event's effects", k.Name))
+	case k != nil && k.NamesOperations() && k.Event.Operation == nil:
+		errs = append(errs, fmt.Errorf("chain.consumer: consumer %s names only a list of operations per event (event.operations): the chain counts the effects of the one operation an event of the API names (declare event.operation too)", k.Name))
+	case k != nil && k.Event.Operation != nil && k.Event.Operation.Header != "":
+		errs = append(errs, fmt.Errorf("chain.consumer: consumer %s names its operation in the header %s: the chain reads an event's operation from the body the API published (declare event.operation as a jsonpath)", k.Name, k.Event.Operation.Header))
 	}
 	return errors.Join(errs...)
 }

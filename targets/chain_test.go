@@ -80,6 +80,10 @@ func TestChainFile(t *testing.T) {
 			[]string{"chain.client: cannot read the client part"}},
 		{"an unknown field", "chain:\n  client: " + client + "\n  api: " + api + "\n  consumer: " + consumer + "\n  broker: amqp\n",
 			[]string{"chain.broker: unknown field"}},
+		{"a consumer naming its operation in a header", "chain:\n  client: " + client + "\n  api: " + api + "\n  consumer:\n" +
+			indent(strings.NewReplacer("    event:\n", "    event:\n      operation: {header: X-Operation}\n",
+				"event={{.EventID}}", "operation={{.Operation}}").Replace(string(mustRead(t, consumer))), "    "),
+			[]string{"chain.consumer: consumer amqp names its operation in the header X-Operation"}},
 		{"a consumer on another transport", "chain:\n  client: " + client + "\n  api: " + api + "\n  consumer: " + filepath.Join(examples, "consumer-nats-managed.yaml") + "\n",
 			[]string{"chain.consumer: no consumer on amqp"}},
 	}
