@@ -114,7 +114,7 @@ func (s *S) awaitEventsAfter(def *targets.Operation, pub *targets.Publish, start
 	}
 	stop()
 	in := time.Now()
-	s.SleepUntil(in.Add(pub.Grace))
+	s.WaitUntil(fmt.Sprintf("late ids and ghosts of %s (publishes[].grace %s)", pub.Name, framework.Seconds(pub.Grace)), in.Add(pub.Grace))
 	ev.Seen, ev.Until = s.EventsSeen(pub, start), time.Now()
 	for _, f := range s.History.Events() {
 		if !f.At.Before(start) {
