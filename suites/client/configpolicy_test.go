@@ -27,10 +27,10 @@ import (
 // policyClient is a JSON client of POST /v1/orders that does what its run's policy says, to the
 // letter (RetryPolicy.Decide on every answer: its conditions and should-retry header included):
 // a key drawn before each operation's first attempt, up to max_attempts attempts, each bounded by
-// attempt_timeout, retry n after a full-jitter delay below the backoff's cap (at least 12 ms;
-// at least 60 ms where the policy declares transport re-sends, which this client never makes:
-// sooner, a retry after a closed connection may be taken for the re-send it declares), and at
-// least a Retry-After it honours on that status.
+// attempt_timeout, retry n after a full-jitter delay below the backoff's cap (at least 12 ms:
+// where the policy declares transport re-sends, which this client never makes, a retry that soon
+// after a closed connection may be taken for the re-send it declares), and at least a
+// Retry-After it honours on that status.
 func policyClient(ctx context.Context, run suites.ClientRun) error {
 	p := run.Policy
 	hc := &http.Client{Timeout: p.AttemptTimeout}
@@ -60,11 +60,7 @@ func policyOperation(ctx context.Context, hc *http.Client, base string, p target
 			return err
 		}
 		lo, hi := p.Backoff.Envelope(n)
-		floor := 12 * time.Millisecond
-		if p.TransportResends > 0 {
-			floor = 60 * time.Millisecond
-		}
-		delay := max(lo+rand.N(hi-lo+1), floor, wait)
+		delay := max(lo+rand.N(hi-lo+1), 12*time.Millisecond, wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
