@@ -125,9 +125,11 @@ func (w RetryWhen) Met(body []byte) bool {
 }
 
 // Apply returns an error answer's JSON body with the condition met (the member at JSONPath set
-// to Equals, objects made on the way, a value that is not one replaced) or not met (the member
-// removed). A body that is not a JSON object becomes one holding only the member when met, and
-// is left as it is when not.
+// to Equals, objects made on the way, a value that is not one replaced; Equals written as the
+// boolean or number it reads as where the member was one, so that a client that reads a typed
+// member can read it, as a string otherwise) or not met (the member removed). A body that is
+// not a JSON object becomes one holding only the member when met, and is left as it is when
+// not.
 func (w RetryWhen) Apply(body []byte, met bool) []byte {
 	segs, err := fieldSegments(w.JSONPath)
 	if err != nil {
@@ -156,7 +158,7 @@ func (w RetryWhen) Apply(body []byte, met bool) []byte {
 	}
 	last := segs[len(segs)-1].name
 	if met {
-		m[last] = w.Equals
+		m[last] = w.valueFor(m[last])
 	} else {
 		delete(m, last)
 	}
@@ -165,6 +167,24 @@ func (w RetryWhen) Apply(body []byte, met bool) []byte {
 		return body
 	}
 	return out
+}
+
+// valueFor is what Apply writes in place of old: Equals as the boolean or number it reads as
+// where old is one of those, Equals as a string otherwise.
+func (w RetryWhen) valueFor(old any) any {
+	switch old.(type) {
+	case bool, json.Number:
+		dec := json.NewDecoder(strings.NewReader(w.Equals))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil && !dec.More() {
+			switch v.(type) {
+			case bool, json.Number:
+				return v
+			}
+		}
+	}
+	return w.Equals
 }
 
 // Words says the condition for people: "a 429 whose $.error.code is lock_timeout".
