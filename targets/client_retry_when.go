@@ -62,7 +62,7 @@ const (
 // names); then a conditional entry whose condition the body meets. Any other answer is
 // undeclared.
 func (p RetryPolicy) Decide(status int, h http.Header, body []byte) RetryDecision {
-	if d, ok := p.ShouldRetryHeader.decide(h); ok {
+	if d, _, ok := p.ShouldRetryHeader.Says(h); ok {
 		return d
 	}
 	switch {
@@ -79,23 +79,24 @@ func (p RetryPolicy) Decide(status int, h http.Header, body []byte) RetryDecisio
 	return DecideUndeclared
 }
 
-// decide is what the header says in h, if it says anything.
-func (s *ShouldRetryHeader) decide(h http.Header) (RetryDecision, bool) {
+// Says is what the header says in h, if it says anything (ok): its decision, and the value
+// that made it. A nil header (none declared) says nothing.
+func (s *ShouldRetryHeader) Says(h http.Header) (d RetryDecision, value string, ok bool) {
 	if s == nil || h == nil {
-		return DecideUndeclared, false
+		return DecideUndeclared, "", false
 	}
 	vals, ok := h[http.CanonicalHeaderKey(s.Name)]
 	if !ok || len(vals) == 0 {
-		return DecideUndeclared, false
+		return DecideUndeclared, "", false
 	}
 	v := strings.TrimSpace(vals[0])
 	switch {
 	case s.Retry != "" && strings.EqualFold(v, s.Retry):
-		return DecideRetry, true
+		return DecideRetry, v, true
 	case s.Never != "" && strings.EqualFold(v, s.Never):
-		return DecideNever, true
+		return DecideNever, v, true
 	}
-	return DecideUndeclared, false
+	return DecideUndeclared, "", false
 }
 
 // Conditional reports whether a conditional entry of retries names this status.
@@ -185,11 +186,6 @@ func (w RetryWhen) valueFor(old any) any {
 		}
 	}
 	return w.Equals
-}
-
-// Words says the condition for people: "a 429 whose $.error.code is lock_timeout".
-func (w RetryWhen) Words() string {
-	return fmt.Sprintf("a %d whose %s is %s", w.Status, w.JSONPath, w.Equals)
 }
 
 // retryEntry is one entry of retries in the file's order: a condition without one (reset,
