@@ -1,12 +1,9 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -35,16 +32,9 @@ func policyClient(ctx context.Context, run suites.ClientRun) error {
 	p := run.Policy
 	hc := &http.Client{Timeout: p.AttemptTimeout}
 	defer hc.CloseIdleConnections()
-	var failed []error
-	for _, op := range run.Ops {
-		if err := policyOperation(ctx, hc, run.BaseURL, p, op.Ref, op.Params); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			failed = append(failed, fmt.Errorf("%s: %w", op.Ref, err))
-		}
-	}
-	return errors.Join(failed...)
+	return eachOperation(ctx, run, func(_ int, op suites.ClientOp) error {
+		return policyOperation(ctx, hc, run.BaseURL, p, op.Ref, op.Params)
+	})
 }
 
 // policyOperation performs one operation of policyClient.
@@ -73,14 +63,7 @@ func policyOperation(ctx context.Context, hc *http.Client, base string, p target
 // policyAttempt sends one attempt: err is nil for a 2xx; again says whether the policy retries
 // what it got, wait the Retry-After it honours.
 func policyAttempt(ctx context.Context, hc *http.Client, base string, p targets.RetryPolicy, key string, body []byte) (again bool, wait time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/orders", bytes.NewReader(body))
-	if err != nil {
-		return false, 0, err
-	}
-	req.GetBody = nil // one attempt, one request
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := hc.Do(req)
+	resp, data, err := postOnce(ctx, hc, base+"/v1/orders", "application/json", key, body)
 	if err != nil {
 		var te interface{ Timeout() bool }
 		if errors.As(err, &te) && te.Timeout() {
@@ -88,8 +71,6 @@ func policyAttempt(ctx context.Context, hc *http.Client, base string, p targets.
 		}
 		return p.RetriesFailure("reset"), 0, err
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 300 {
 		return false, 0, nil
 	}
