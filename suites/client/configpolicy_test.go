@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -111,10 +112,15 @@ func TestPerConfigurationPoliciesAreRead(t *testing.T) {
 
 // againClient is the reference client, driven in-process, whose contract is: restarted with the
 // same operations, it resumes the operation pending in its state directory with its key, and then
-// performs the operations asked for again, each a new intent under a new key.
+// performs the operations asked for again, each a new intent under a new key. It is told a restart
+// by ClientRun.Restart, which it checks against a mark in its state directory (a mismatch fails
+// the operations, and the test).
 func againClient(ctx context.Context, run suites.ClientRun) error {
 	marker := filepath.Join(run.StateDir, "started")
-	if _, err := os.Stat(marker); err != nil {
+	if _, err := os.Stat(marker); (err == nil) != run.Restart {
+		return fmt.Errorf("ClientRun.Restart is %v, but its state directory says it started before: %v", run.Restart, err == nil)
+	}
+	if !run.Restart {
 		if err := os.WriteFile(marker, nil, 0o600); err != nil {
 			return err
 		}
