@@ -62,7 +62,7 @@ const (
 // names); then a conditional entry whose condition the body meets. Any other answer is
 // undeclared.
 func (p RetryPolicy) Decide(status int, h http.Header, body []byte) RetryDecision {
-	if d, ok := p.ShouldRetryHeader.decide(h); ok {
+	if d, _, ok := p.ShouldRetryHeader.Says(h); ok {
 		return d
 	}
 	switch {
@@ -79,23 +79,24 @@ func (p RetryPolicy) Decide(status int, h http.Header, body []byte) RetryDecisio
 	return DecideUndeclared
 }
 
-// decide is what the header says in h, if it says anything.
-func (s *ShouldRetryHeader) decide(h http.Header) (RetryDecision, bool) {
+// Says is what the header says in h, if it says anything (ok): its decision, and the value
+// that made it. A nil header (none declared) says nothing.
+func (s *ShouldRetryHeader) Says(h http.Header) (d RetryDecision, value string, ok bool) {
 	if s == nil || h == nil {
-		return DecideUndeclared, false
+		return DecideUndeclared, "", false
 	}
 	vals, ok := h[http.CanonicalHeaderKey(s.Name)]
 	if !ok || len(vals) == 0 {
-		return DecideUndeclared, false
+		return DecideUndeclared, "", false
 	}
 	v := strings.TrimSpace(vals[0])
 	switch {
 	case s.Retry != "" && strings.EqualFold(v, s.Retry):
-		return DecideRetry, true
+		return DecideRetry, v, true
 	case s.Never != "" && strings.EqualFold(v, s.Never):
-		return DecideNever, true
+		return DecideNever, v, true
 	}
-	return DecideUndeclared, false
+	return DecideUndeclared, "", false
 }
 
 // Conditional reports whether a conditional entry of retries names this status.
@@ -125,9 +126,11 @@ func (w RetryWhen) Met(body []byte) bool {
 }
 
 // Apply returns an error answer's JSON body with the condition met (the member at JSONPath set
-// to Equals, objects made on the way, a value that is not one replaced) or not met (the member
-// removed). A body that is not a JSON object becomes one holding only the member when met, and
-// is left as it is when not.
+// to Equals, objects made on the way, a value that is not one replaced; Equals written as the
+// boolean or number it reads as where the member was one, so that a client that reads a typed
+// member can read it, as a string otherwise) or not met (the member removed). A body that is
+// not a JSON object becomes one holding only the member when met, and is left as it is when
+// not.
 func (w RetryWhen) Apply(body []byte, met bool) []byte {
 	segs, err := fieldSegments(w.JSONPath)
 	if err != nil {
@@ -156,7 +159,7 @@ func (w RetryWhen) Apply(body []byte, met bool) []byte {
 	}
 	last := segs[len(segs)-1].name
 	if met {
-		m[last] = w.Equals
+		m[last] = w.valueFor(m[last])
 	} else {
 		delete(m, last)
 	}
@@ -167,9 +170,22 @@ func (w RetryWhen) Apply(body []byte, met bool) []byte {
 	return out
 }
 
-// Words says the condition for people: "a 429 whose $.error.code is lock_timeout".
-func (w RetryWhen) Words() string {
-	return fmt.Sprintf("a %d whose %s is %s", w.Status, w.JSONPath, w.Equals)
+// valueFor is what Apply writes in place of old: Equals as the boolean or number it reads as
+// where old is one of those, Equals as a string otherwise.
+func (w RetryWhen) valueFor(old any) any {
+	switch old.(type) {
+	case bool, json.Number:
+		dec := json.NewDecoder(strings.NewReader(w.Equals))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil && !dec.More() {
+			switch v.(type) {
+			case bool, json.Number:
+				return v
+			}
+		}
+	}
+	return w.Equals
 }
 
 // retryEntry is one entry of retries in the file's order: a condition without one (reset,

@@ -86,6 +86,24 @@ func TestRetryWhenApply(t *testing.T) {
 			t.Errorf("Apply(%s, %v) = %s (met %v), want %s", c.body, c.met, got, w.Met(got), c.want)
 		}
 	}
+
+	// A member the declared shape holds as a boolean or a number stays one, so that a client that
+	// reads it typed ({"retryable": bool}) can read it; a value that is not one is written as text.
+	typed := []struct {
+		w          RetryWhen
+		body, want string
+	}{
+		{RetryWhen{Status: 503, JSONPath: "$.error.retryable", Equals: "true"}, `{"error": {"retryable": false}}`, `{"error":{"retryable":true}}`},
+		{RetryWhen{Status: 429, JSONPath: "$.error.code", Equals: "42"}, `{"error": {"code": 7}}`, `{"error":{"code":42}}`},
+		{RetryWhen{Status: 429, JSONPath: "$.error.code", Equals: "lock_timeout"}, `{"error": {"code": 7}}`, `{"error":{"code":"lock_timeout"}}`},
+		{RetryWhen{Status: 503, JSONPath: "$.error.retryable", Equals: "true"}, `{"error": {}}`, `{"error":{"retryable":"true"}}`},
+	}
+	for _, c := range typed {
+		got := c.w.Apply([]byte(c.body), true)
+		if string(got) != c.want || !c.w.Met(got) {
+			t.Errorf("Apply(%s) with %s = %s (met %v), want %s", c.body, c.w.Equals, got, c.w.Met(got), c.want)
+		}
+	}
 }
 
 // A broken conditional entry or should-retry header is refused with its line.

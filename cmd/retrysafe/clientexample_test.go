@@ -29,10 +29,7 @@ func TestClientCLIExamplePasses(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("retrysafe run --target client-cli.yaml: %v\n%s", err, out)
 	}
-	run, err := reports.ReadJSON(filepath.Join(dir, "report", "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := readReport(t, filepath.Join(dir, "report"))
 	if v, n := run.Verdict(), len(run.Properties); v != reports.Pass || n != 10 {
 		t.Errorf("verdict %s over %d properties, want pass over the 10 client properties", v, n)
 	}

@@ -22,8 +22,7 @@ func TestClientRestartPlaceholder(t *testing.T) {
 	bin := buildRetrysafe(t)
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
-	target := filepath.Join(dir, "client.yaml")
-	src := fmt.Sprintf(`name: client-restart
+	target := writeTargetFile(t, dir, fmt.Sprintf(`name: client-restart
 clients:
   - name: resumer
     command: [sh, -c, 'echo "arg={{.Restart}} env=$RESTART" >> %s; exec "$0" "$@"', %s, client, --url, "{{.URL}}",
@@ -34,10 +33,7 @@ clients:
     operations:
       - {name: create-order, path: /v1/orders, identity: [$.ref, $.amount]}
     retry: {attempt_timeout: 1s, backoff: {initial: 100ms, max: 300ms}}
-`, starts, bin)
-	if err := os.WriteFile(target, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, starts, bin))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--target", target, "--label-filter", "property:restart-reuses-key",
@@ -47,10 +43,7 @@ clients:
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("retrysafe run: %v\n%s", err, out)
 	}
-	run, err := reports.ReadJSON(filepath.Join(dir, "report", "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := readReport(t, filepath.Join(dir, "report"))
 	if len(run.Properties) != 1 || run.Properties[0].Verdict != reports.Pass {
 		t.Errorf("restart-reuses-key: %+v, want pass", run.Properties)
 	}

@@ -14,7 +14,8 @@ import (
 // one of them a connection closed instead, or what else the policy retries): the client MUST
 // stop at its declared attempts (unbounded-retries past them, its transport's immediate
 // re-sends beyond transport_resends counted, or when the harness ended it; no-retry before
-// them, unless its last answer is one its policy does not retry) and report the failure as it
+// them, the re-sends allowed counted, for a retry the client timed can come as soon as a
+// re-send, unless its last answer is one its policy does not retry) and report the failure as it
 // declares (abandoned-operation otherwise); where every attempt went unanswered it may report the
 // operation pending instead, as it declares.
 func Bounded(r ClientRun, p targets.RetryPolicy) Result {
@@ -23,7 +24,7 @@ func Bounded(r ClientRun, p targets.RetryPolicy) Result {
 		return j.result()
 	}
 	j.everyAttempt(r, p)
-	op, _ := r.Ops[0].asSent(p)
+	op, resends := r.Ops[0].asSent(p)
 	n, last := len(op.Attempts), op.Attempts[len(op.Attempts)-1]
 	switch {
 	case n > p.MaxAttempts: // everyAttempt's
@@ -31,10 +32,10 @@ func Bounded(r ClientRun, p targets.RetryPolicy) Result {
 		j.add(clientAnomaly(reports.KindUnboundedRetries, last, fmt.Sprintf(
 			"operation %s was attempted %d times under a persistent failure (the last %s) and the harness ended the client: %s", op.Name(), n,
 			answerWords(last), r.Killed), op.Attempts[0].Seq, last.Seq))
-	case n < p.MaxAttempts && retried(last, p):
+	case n+resends < p.MaxAttempts && retried(last, p): // a re-send allowed may have been a retry it counted
 		j.add(clientAnomaly(reports.KindNoRetry, last, fmt.Sprintf(
-			"operation %s was given up after %d of the %d attempts the client declares, under a persistent failure it declares it retries (the last %s%s)",
-			op.Name(), n, p.MaxAttempts, answerWords(last), decisionWords(last, p)), op.Attempts[0].Seq, last.Seq))
+			"operation %s was given up after %d of the %d attempts the client declares%s, under a persistent failure it declares it retries (the last %s%s)",
+			op.Name(), n, p.MaxAttempts, allowedWords(resends), answerWords(last), decisionWords(last, p)), op.Attempts[0].Seq, last.Seq))
 	}
 	want := []targets.Reported{targets.ReportedFailed}
 	if !slices.ContainsFunc(op.Attempts, func(a history.Attempt) bool { return !unanswered(a) }) {

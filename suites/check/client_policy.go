@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/retrysafe/retrysafe/reports"
@@ -67,11 +66,8 @@ func decisionWords(a history.Attempt, p targets.RetryPolicy) string {
 	if a.Status < 400 {
 		return ""
 	}
-	if h := p.ShouldRetryHeader; h != nil {
-		v := strings.TrimSpace(a.RespHeader.Get(h.Name))
-		if v != "" && (h.Retry != "" && strings.EqualFold(v, h.Retry) || h.Never != "" && strings.EqualFold(v, h.Never)) {
-			return fmt.Sprintf(" with %s: %s", h.Name, v)
-		}
+	if _, v, ok := p.ShouldRetryHeader.Says(a.RespHeader); ok {
+		return fmt.Sprintf(" with %s: %s", p.ShouldRetryHeader.Name, v)
 	}
 	if p.RetriesStatus(a.Status) {
 		return ""

@@ -1,12 +1,10 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -27,24 +25,17 @@ import (
 // policyClient is a JSON client of POST /v1/orders that does what its run's policy says, to the
 // letter (RetryPolicy.Decide on every answer: its conditions and should-retry header included):
 // a key drawn before each operation's first attempt, up to max_attempts attempts, each bounded by
-// attempt_timeout, retry n after a full-jitter delay below the backoff's cap (at least 12 ms;
-// at least 60 ms where the policy declares transport re-sends, which this client never makes:
-// sooner, a retry after a closed connection may be taken for the re-send it declares), and at
-// least a Retry-After it honours on that status.
+// attempt_timeout, retry n after a full-jitter delay below the backoff's cap (at least 12 ms:
+// where the policy declares transport re-sends, which this client never makes, a retry that soon
+// after a closed connection may be taken for the re-send it declares), and at least a
+// Retry-After it honours on that status.
 func policyClient(ctx context.Context, run suites.ClientRun) error {
 	p := run.Policy
 	hc := &http.Client{Timeout: p.AttemptTimeout}
 	defer hc.CloseIdleConnections()
-	var failed []error
-	for _, op := range run.Ops {
-		if err := policyOperation(ctx, hc, run.BaseURL, p, op.Ref, op.Params); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			failed = append(failed, fmt.Errorf("%s: %w", op.Ref, err))
-		}
-	}
-	return errors.Join(failed...)
+	return eachOperation(ctx, run, func(_ int, op suites.ClientOp) error {
+		return policyOperation(ctx, hc, run.BaseURL, p, op.Ref, op.Params)
+	})
 }
 
 // policyOperation performs one operation of policyClient.
@@ -60,11 +51,7 @@ func policyOperation(ctx context.Context, hc *http.Client, base string, p target
 			return err
 		}
 		lo, hi := p.Backoff.Envelope(n)
-		floor := 12 * time.Millisecond
-		if p.TransportResends > 0 {
-			floor = 60 * time.Millisecond
-		}
-		delay := max(lo+rand.N(hi-lo+1), floor, wait)
+		delay := max(lo+rand.N(hi-lo+1), 12*time.Millisecond, wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -77,14 +64,7 @@ func policyOperation(ctx context.Context, hc *http.Client, base string, p target
 // policyAttempt sends one attempt: err is nil for a 2xx; again says whether the policy retries
 // what it got, wait the Retry-After it honours.
 func policyAttempt(ctx context.Context, hc *http.Client, base string, p targets.RetryPolicy, key string, body []byte) (again bool, wait time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/orders", bytes.NewReader(body))
-	if err != nil {
-		return false, 0, err
-	}
-	req.GetBody = nil // one attempt, one request
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := hc.Do(req)
+	resp, data, err := postOnce(ctx, hc, base+"/v1/orders", "application/json", key, body)
 	if err != nil {
 		var te interface{ Timeout() bool }
 		if errors.As(err, &te) && te.Timeout() {
@@ -92,8 +72,6 @@ func policyAttempt(ctx context.Context, hc *http.Client, base string, p targets.
 		}
 		return p.RetriesFailure("reset"), 0, err
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 300 {
 		return false, 0, nil
 	}
@@ -134,10 +112,15 @@ func TestPerConfigurationPoliciesAreRead(t *testing.T) {
 
 // againClient is the reference client, driven in-process, whose contract is: restarted with the
 // same operations, it resumes the operation pending in its state directory with its key, and then
-// performs the operations asked for again, each a new intent under a new key.
+// performs the operations asked for again, each a new intent under a new key. It is told a restart
+// by ClientRun.Restart, which it checks against a mark in its state directory (a mismatch fails
+// the operations, and the test).
 func againClient(ctx context.Context, run suites.ClientRun) error {
 	marker := filepath.Join(run.StateDir, "started")
-	if _, err := os.Stat(marker); err != nil {
+	if _, err := os.Stat(marker); (err == nil) != run.Restart {
+		return fmt.Errorf("ClientRun.Restart is %v, but its state directory says it started before: %v", run.Restart, err == nil)
+	}
+	if !run.Restart {
 		if err := os.WriteFile(marker, nil, 0o600); err != nil {
 			return err
 		}

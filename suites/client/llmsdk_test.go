@@ -1,12 +1,9 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -54,17 +51,10 @@ type llmError struct {
 func (s llmSDK) run(ctx context.Context, run suites.ClientRun) error {
 	hc := &http.Client{Timeout: llmTimeout}
 	defer hc.CloseIdleConnections()
-	var failed []error
-	for _, op := range run.Ops {
+	return eachOperation(ctx, run, func(_ int, op suites.ClientOp) error {
 		body, _ := json.Marshal(map[string]any{"model": "small", "max_tokens": op.Params["max_tokens"], "metadata": map[string]string{"ref": op.Ref}})
-		if err := s.message(ctx, hc, run.BaseURL, uuid.NewString(), body); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			failed = append(failed, fmt.Errorf("%s: %w", op.Ref, err))
-		}
-	}
-	return errors.Join(failed...)
+		return s.message(ctx, hc, run.BaseURL, uuid.NewString(), body)
+	})
 }
 
 // message performs one operation.
@@ -93,19 +83,10 @@ func (s llmSDK) message(ctx context.Context, hc *http.Client, base, key string, 
 // attempt sends one attempt: err is nil for a 2xx; retry says whether to retry, wait the
 // Retry-After of a 429.
 func (s llmSDK) attempt(ctx context.Context, hc *http.Client, base, key string, body []byte) (wait time.Duration, retry bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
-	if err != nil {
-		return 0, false, err
-	}
-	req.GetBody = nil // one attempt, one request
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := hc.Do(req)
+	resp, data, err := postOnce(ctx, hc, base+"/v1/messages", "application/json", key, body)
 	if err != nil {
 		return 0, true, err // a connection closed, an attempt timed out
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 300 {
 		return 0, false, nil
 	}

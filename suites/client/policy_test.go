@@ -1,12 +1,10 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -175,19 +173,10 @@ func statusClient(ctx context.Context, run suites.ClientRun) error {
 
 // postOrder sends one attempt: err is nil for a 2xx; again says whether to retry.
 func postOrder(ctx context.Context, hc *http.Client, base, key string, body []byte, retries func(int) bool) (again bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/orders", bytes.NewReader(body))
-	if err != nil {
-		return false, err
-	}
-	req.GetBody = nil // one attempt, one request
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := hc.Do(req)
+	resp, _, err := postOnce(ctx, hc, base+"/v1/orders", "application/json", key, body)
 	if err != nil {
 		return ctx.Err() == nil, err
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	if resp.StatusCode < 300 {
 		return false, nil
 	}

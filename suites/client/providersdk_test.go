@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -68,16 +66,7 @@ func runProvider(ctx context.Context, run suites.ClientRun) error {
 	tr := &http.Transport{ForceAttemptHTTP2: false, TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
 	defer tr.CloseIdleConnections()
 	sdk := &providerSDK{base: run.BaseURL, hc: &http.Client{Transport: tr}, state: run.StateDir}
-	var failed []error
-	for i, op := range run.Ops {
-		if err := sdk.charge(ctx, i+1, op.Ref, op.Params); err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			failed = append(failed, fmt.Errorf("%s: %w", op.Ref, err))
-		}
-	}
-	return errors.Join(failed...)
+	return eachOperation(ctx, run, func(i int, op suites.ClientOp) error { return sdk.charge(ctx, i, op.Ref, op.Params) })
 }
 
 // charge performs operation index (1-based) with its stored key, or a new one stored first.
@@ -96,7 +85,7 @@ func (c *providerSDK) charge(ctx context.Context, index int, ref string, params 
 	form := url.Values{"amount": {fmt.Sprint(params["amount"])}, "currency": {fmt.Sprint(params["currency"])}, "metadata[ref]": {ref}}
 	answered := false
 	for n := 1; ; n++ {
-		wait, retry, got, err := c.attempt(ctx, st.Key, form.Encode())
+		wait, retry, got, err := c.attempt(ctx, st.Key, []byte(form.Encode()))
 		answered = answered || got
 		if err == nil {
 			st.Done = true
@@ -120,22 +109,13 @@ func (c *providerSDK) charge(ctx context.Context, index int, ref string, params 
 
 // attempt sends one attempt and says what its answer asks: the Retry-After to honour, whether to
 // retry; answered says whether it got an answer at all; err is nil for a 2xx.
-func (c *providerSDK) attempt(ctx context.Context, key, body string) (wait time.Duration, retry, answered bool, err error) {
+func (c *providerSDK) attempt(ctx context.Context, key string, body []byte) (wait time.Duration, retry, answered bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, providerAttemptTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.base+"/v1/charges", strings.NewReader(body))
-	if err != nil {
-		return 0, false, false, err
-	}
-	req.GetBody = nil // one attempt, one request: net/http re-sends nothing on its own
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := c.hc.Do(req)
+	resp, data, err := postOnce(actx, c.hc, c.base+"/v1/charges", "application/x-www-form-urlencoded", key, body)
 	if err != nil {
 		return 0, true, false, err // a connection closed, an attempt timed out
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 300 {
 		return 0, false, true, nil
 	}

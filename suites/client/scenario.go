@@ -95,17 +95,22 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 	if err := configure(&cr, c, cfg, vars, sameRef); err != nil {
 		return fail("client %s: %v", c.Name, err)
 	}
-	// A restart is told apart: {{.Restart}} is 1 in its command and env, ClientRun.Restart true.
-	restarted := func() (targets.ClientVars, framework.ClientRun, error) {
-		v, r := vars, cr
-		v.Restart, r.Restart = "1", true
-		return v, r, configure(&r, c, cfg, v, sameRef)
-	}
 
 	run = check.ClientRun{Client: c.Name, Wanted: len(asked), Asked: asked, Exit: -1}
 	stalls := framework.WatchStalls()
 	defer stalls.Stop()
 	start := s.starter(c, cfg, ip, sc.restart)
+	// startAgain starts the client's second life, told apart as a restart: {{.Restart}} is 1 in
+	// its command and env, ClientRun.Restart true, and the API's attempts are of life 2.
+	startAgain := func() (*life, error) {
+		a.life.Store(2)
+		v, r := vars, cr
+		v.Restart, r.Restart = "1", true
+		if err := configure(&r, c, cfg, v, sameRef); err != nil {
+			return nil, err
+		}
+		return start(v, r)
+	}
 	life, err := start(vars, cr)
 	if err != nil {
 		return fail("start client %s: %v", c.Name, err)
@@ -125,15 +130,10 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 				break
 			}
 			run.FirstStart = &check.ClientEnd{Exit: life.exit(), Reported: life.reported()}
-			a.life.Store(2)
 			a.normal.Store(true)
 			s.Notef("client %s: stopped on its own (it exited %d, %s), then started again with the same command, operations and state directory, every attempt answered as a correct API answers%s",
 				c.Name, run.FirstStart.Exit, reportedWords(run.FirstStart.Reported), life.output())
-			v, r, err := restarted()
-			if err == nil {
-				life, err = start(v, r)
-			}
-			if err != nil {
+			if life, err = startAgain(); err != nil {
 				return fail("start client %s again: %v", c.Name, err)
 			}
 		case <-a.overrun:
@@ -148,13 +148,8 @@ func (s *S) play(c *targets.Client, cfg *targets.ClientConfiguration, sc scenari
 		case <-heldOne:
 			heldOne = nil
 			s.kill(c, life, "an attempt was held: the restart scenario")
-			a.life.Store(2)
 			s.Notef("client %s: SIGKILLed while its first attempt was held (processed, unanswered), then started again with the same command, operations and state directory", c.Name)
-			v, r, err := restarted()
-			if err == nil {
-				life, err = start(v, r)
-			}
-			if err != nil {
+			if life, err = startAgain(); err != nil {
 				return fail("restart client %s: %v", c.Name, err)
 			}
 		case <-s.Ctx().Done():
